@@ -1,0 +1,38 @@
+-- duckrank: offline ranking evaluation as DuckDB SQL macros.
+-- Files in sql/ are loaded in name order; each later file may use what earlier ones define.
+-- Every statement is CREATE OR REPLACE / IF NOT EXISTS, so loading twice is harmless.
+CREATE SCHEMA IF NOT EXISTS duckrank;
+
+-- Division that yields 0 where the denominator is 0 or NULL: trec_eval's convention
+-- for every ratio over an empty set (R = 0, nothing retrieved, IDCG = 0).
+CREATE OR REPLACE MACRO duckrank.ratio(numerator, denominator) AS
+    CASE WHEN denominator IS NULL OR denominator = 0 THEN 0.0
+         ELSE CAST(numerator AS DOUBLE) / denominator END;
+COMMENT ON MACRO duckrank.ratio IS 'numerator / denominator, 0 when the denominator is 0 or NULL (trec_eval convention)';
+
+-- The gain of a judged grade. linear = grade (negatives 0, trec_eval), exp = 2^grade - 1
+-- ("industry DCG"), raw = grade as given (negatives penalise). gain_map overrides the gain of
+-- the grades it lists, as trec_eval's ndcg.1=3,2=9 does; unjudged docs (grade NULL) gain 0.
+CREATE OR REPLACE MACRO duckrank.gain_of(grade, gain := 'linear',
+        gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[]))) AS
+    CASE WHEN grade IS NULL THEN 0.0
+         WHEN CAST(gain_map AS MAP(DOUBLE, DOUBLE))[CAST(grade AS DOUBLE)] IS NOT NULL AND grade >= 0
+             THEN CAST(gain_map AS MAP(DOUBLE, DOUBLE))[CAST(grade AS DOUBLE)]
+         WHEN gain = 'exp' THEN power(2.0, greatest(grade, 0)) - 1
+         WHEN gain = 'raw' THEN CAST(grade AS DOUBLE)
+         ELSE CAST(greatest(grade, 0) AS DOUBLE) END;
+COMMENT ON MACRO duckrank.gain_of IS 'gain of a grade: linear (default, negatives 0), exp (2^g-1), raw (as given); gain_map overrides listed grades';
+
+-- How a per-query value is reported for a query with no relevant documents (R = 0).
+-- zero keeps the value (0 for every ranking metric), skip drops the query (NULL, filtered),
+-- nan reports NaN so it poisons the mean visibly.
+CREATE OR REPLACE MACRO duckrank.empty_policy(value, num_rel, empty := 'zero') AS
+    CASE WHEN num_rel > 0 OR empty = 'zero' THEN value
+         WHEN empty = 'nan' THEN CAST('NaN' AS DOUBLE)
+         ELSE NULL END;
+COMMENT ON MACRO duckrank.empty_policy IS 'apply the empty-relevance policy (zero|skip|nan) to a per-query value';
+
+-- trec_eval's gm_map / gm_bpref: geometric mean with values floored at 1e-5.
+CREATE OR REPLACE MACRO duckrank.geometric_mean(value) AS
+    exp(avg(ln(greatest(value, 0.00001))));
+COMMENT ON MACRO duckrank.geometric_mean IS 'geometric mean of per-query values floored at 1e-5 (trec_eval gm_map)';

@@ -1,0 +1,181 @@
+-- The ranked-and-judged relation: the one building block every ranking metric aggregates over.
+--
+-- One row per retrieved document (is_ideal = false), ranked per query by score descending with
+-- the tie rule `ties`, joined to its judgment; plus one row per judged document of the ideal
+-- ranking (is_ideal = true, ranked by gain descending) so that IDCG and the queries a run
+-- missed live in the same relation. Each metric is then a single aggregate over this relation
+-- grouped by query_id, so any number of metrics share one sort of the run.
+--
+-- Inputs: qrels(query_id, doc_id, relevance), run(query_id, doc_id, score); table or view names,
+-- or file paths (query_table). Which queries appear: those in both (trec_eval); with
+-- complete := true every qrels query (trec_eval -c). Queries only in the run are never scored.
+--
+-- Columns:
+--   query_id, doc_id, score, is_ideal, rank (1-based)
+--   judged_grade  the qrels grade, NULL if the doc is not in the qrels
+--   grade         judged_grade, or the imputed grade under unjudged := mean|median
+--   doc_rel       1 if grade >= rel_level (and grade >= 0), else 0
+--   doc_gain      gain_of(grade)
+--   tied_rel, tied_gain  doc_rel, doc_gain; under ties := 'average' the mean over the tie group
+--   cum_rel       relevant docs at ranks <= rank (run rows)
+--   judged_nonrel 1 for a judged non-relevant doc (0 <= judged_grade < rel_level)
+--   nonrel_above  judged non-relevant docs ranked above (bpref)
+--   is_unjudged   not in the qrels, or a negative ("pooled, unjudged") grade
+--   err_stop      ERR's stopping probability (2^g - 1) / 2^g_max
+--   err_reach     probability the user reaches this rank: prod_{i<rank} (1 - err_stop_i)
+--   asc_rank      ascending rank of the score within the query, ties averaged (AUC)
+--   run_ideal_rank rank of the doc when the run's own docs are sorted by gain (ideal := 'run')
+--   num_rel       R, relevant docs of the query in the qrels
+--   num_nonrel    judged non-relevant docs of the query in the qrels (bpref's N)
+--   tie_rule      the ties option, so non-linear metrics can refuse 'average'
+CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL,
+        complete := false, unjudged := 'nonrelevant', gain := 'linear',
+        gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), g_max := NULL,
+        duplicates := 'error') AS TABLE
+WITH
+run_rows AS (
+    SELECT query_id, doc_id, CAST(score AS DOUBLE) AS score,
+           row_number() OVER () AS input_order
+    FROM query_table(CAST(run AS VARCHAR))
+),
+run_docs AS (
+    SELECT query_id, doc_id, max(score) AS score, min(input_order) AS input_order,
+           count(*) AS copies,
+           bool_or(score IS NULL OR NOT isfinite(score)) AS bad_score
+    FROM run_rows
+    GROUP BY query_id, doc_id
+),
+qrels_docs AS (
+    SELECT query_id, doc_id, max(CAST(relevance AS DOUBLE)) AS grade,
+           min(CAST(relevance AS DOUBLE)) AS min_grade,
+           bool_or(relevance IS NULL OR NOT isfinite(CAST(relevance AS DOUBLE))) AS bad_grade
+    FROM query_table(CAST(qrels AS VARCHAR))
+    GROUP BY query_id, doc_id
+),
+problems AS (
+    SELECT duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank,
+               unjudged := unjudged, duplicates := duplicates) AS problem
+    UNION ALL
+    (SELECT 'run ' || duckrank.show(run) || ' has a NULL id (query_id ' || duckrank.show(query_id)
+            || ', doc_id ' || duckrank.show(doc_id) || '); every row needs a query_id and a doc_id'
+     FROM run_docs WHERE query_id IS NULL OR doc_id IS NULL LIMIT 1)
+    UNION ALL
+    (SELECT 'run ' || duckrank.show(run) || ' has a NULL, NaN or infinite score for query_id '
+            || duckrank.show(query_id) || ', doc_id ' || duckrank.show(doc_id)
+            || '; scores must be finite numbers: fix or drop those rows'
+     FROM run_docs WHERE bad_score LIMIT 1)
+    UNION ALL
+    (SELECT 'run ' || duckrank.show(run) || ' has ' || copies || ' rows for query_id '
+            || duckrank.show(query_id) || ', doc_id ' || duckrank.show(doc_id)
+            || '; each (query_id, doc_id) must appear once: remove the duplicates or pass duplicates := ''max'''
+     FROM run_docs WHERE copies > 1 AND duplicates = 'error' LIMIT 1)
+    UNION ALL
+    (SELECT 'qrels ' || duckrank.show(qrels) || ' has a NULL id (query_id ' || duckrank.show(query_id)
+            || ', doc_id ' || duckrank.show(doc_id) || '); every judgment needs a query_id and a doc_id'
+     FROM qrels_docs WHERE query_id IS NULL OR doc_id IS NULL LIMIT 1)
+    UNION ALL
+    (SELECT 'qrels ' || duckrank.show(qrels) || ' has a NULL, NaN or infinite relevance for query_id '
+            || duckrank.show(query_id) || ', doc_id ' || duckrank.show(doc_id)
+            || '; relevance must be a finite number: fix or drop those rows'
+     FROM qrels_docs WHERE bad_grade LIMIT 1)
+    UNION ALL
+    (SELECT 'qrels ' || duckrank.show(qrels) || ' judges query_id ' || duckrank.show(query_id)
+            || ', doc_id ' || duckrank.show(doc_id) || ' twice with different grades ('
+            || min_grade || ' and ' || grade
+            || '); keep one judgment or pass duplicates := ''max'''
+     FROM qrels_docs WHERE min_grade <> grade AND duplicates = 'error' LIMIT 1)
+),
+guard AS (
+    SELECT duckrank.raise_problems(string_agg(problem, '; ')) AS fired FROM problems
+),
+query_stats AS (
+    SELECT query_id,
+           count(*) FILTER (WHERE grade >= 0 AND grade >= rel_level) AS num_rel,
+           count(*) FILTER (WHERE grade >= 0 AND grade < rel_level) AS num_nonrel,
+           avg(grade) FILTER (WHERE grade >= 0) AS mean_grade,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY grade) FILTER (WHERE grade >= 0) AS median_grade
+    FROM qrels_docs
+    GROUP BY query_id
+),
+top_grade AS (
+    SELECT coalesce(CAST(g_max AS DOUBLE), max(grade)) AS g_max FROM qrels_docs
+),
+judged AS (
+    SELECT r.query_id, r.doc_id, r.score, r.input_order, q.grade AS judged_grade,
+           CASE WHEN q.grade IS NOT NULL THEN q.grade
+                WHEN unjudged = 'mean' THEN s.mean_grade
+                WHEN unjudged = 'median' THEN s.median_grade END AS grade,
+           CASE WHEN q.grade >= 0 AND q.grade < rel_level THEN 1 ELSE 0 END AS judged_nonrel,
+           q.grade IS NULL OR q.grade < 0 AS is_unjudged,
+           s.num_rel, s.num_nonrel
+    FROM run_docs r
+    JOIN query_stats s ON s.query_id = r.query_id
+    LEFT JOIN qrels_docs q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
+    WHERE unjudged <> 'skip' OR q.grade >= 0
+),
+graded AS (
+    SELECT *,
+           CAST(CASE WHEN grade >= 0 AND grade >= rel_level THEN 1 ELSE 0 END AS DOUBLE) AS doc_rel,
+           duckrank.gain_of(grade, gain := gain, gain_map := gain_map) AS doc_gain,
+           (power(2.0, least(greatest(coalesce(grade, 0), 0), t.g_max)) - 1) / power(2.0, t.g_max) AS err_stop
+    FROM judged, top_grade t
+),
+ranked_run AS (
+    SELECT *,
+           row_number() OVER by_rank AS rank,
+           CAST(sum(doc_rel) OVER (by_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE) AS cum_rel,
+           CAST(sum(judged_nonrel) OVER (by_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+               - judged_nonrel AS BIGINT) AS nonrel_above,
+           exp(sum(ln(1 - err_stop)) OVER (by_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+               - ln(1 - err_stop)) AS err_reach
+    FROM graded
+    WINDOW by_rank AS (
+        PARTITION BY query_id
+        ORDER BY score DESC,
+                 CASE WHEN ties = 'input' THEN input_order END ASC,
+                 CASE WHEN ties = 'pessimistic' THEN doc_rel WHEN ties = 'optimistic' THEN -doc_rel END ASC,
+                 CASE WHEN ties = 'pessimistic' THEN doc_gain WHEN ties = 'optimistic' THEN -doc_gain END ASC,
+                 doc_id DESC)
+),
+kept_run AS (
+    SELECT * FROM ranked_run WHERE max_rank IS NULL OR rank <= max_rank
+),
+run_rows_ranked AS (
+    SELECT query_id, doc_id, score, false AS is_ideal, rank, judged_grade, grade,
+           doc_rel, doc_gain,
+           CASE WHEN ties = 'average' THEN avg(doc_rel) OVER (PARTITION BY query_id, score) ELSE doc_rel END AS tied_rel,
+           CASE WHEN ties = 'average' THEN avg(doc_gain) OVER (PARTITION BY query_id, score) ELSE doc_gain END AS tied_gain,
+           cum_rel, judged_nonrel, nonrel_above, is_unjudged, err_stop, err_reach,
+           rank() OVER (PARTITION BY query_id ORDER BY score ASC)
+               + (count(*) OVER (PARTITION BY query_id, score) - 1) / 2.0 AS asc_rank,
+           row_number() OVER (PARTITION BY query_id ORDER BY doc_gain DESC, rank ASC) AS run_ideal_rank,
+           num_rel, num_nonrel
+    FROM kept_run
+),
+ideal_rows AS (
+    SELECT q.query_id, q.doc_id, CAST(NULL AS DOUBLE) AS score, true AS is_ideal,
+           row_number() OVER (PARTITION BY q.query_id
+                              ORDER BY duckrank.gain_of(q.grade, gain := gain, gain_map := gain_map) DESC) AS rank,
+           q.grade AS judged_grade, q.grade AS grade,
+           CAST(CASE WHEN q.grade >= 0 AND q.grade >= rel_level THEN 1 ELSE 0 END AS DOUBLE) AS doc_rel,
+           duckrank.gain_of(q.grade, gain := gain, gain_map := gain_map) AS doc_gain,
+           s.num_rel, s.num_nonrel
+    FROM qrels_docs q
+    JOIN query_stats s ON s.query_id = q.query_id
+    WHERE complete OR q.query_id IN (SELECT query_id FROM run_docs)
+)
+SELECT query_id, doc_id, score, is_ideal, rank, judged_grade, grade, doc_rel, doc_gain, tied_rel, tied_gain,
+       cum_rel, judged_nonrel, nonrel_above, is_unjudged, err_stop, err_reach, asc_rank, run_ideal_rank,
+       num_rel, num_nonrel, ties AS tie_rule
+FROM run_rows_ranked
+WHERE (SELECT count(fired) FROM guard) = 0
+UNION ALL
+SELECT query_id, doc_id, score, is_ideal, rank, judged_grade, grade, doc_rel, doc_gain,
+       doc_rel AS tied_rel, doc_gain AS tied_gain,
+       CAST(NULL AS DOUBLE) AS cum_rel, 0 AS judged_nonrel, CAST(NULL AS BIGINT) AS nonrel_above, false AS is_unjudged,
+       CAST(NULL AS DOUBLE) AS err_stop, CAST(NULL AS DOUBLE) AS err_reach,
+       CAST(NULL AS DOUBLE) AS asc_rank, CAST(NULL AS BIGINT) AS run_ideal_rank,
+       num_rel, num_nonrel, ties AS tie_rule
+FROM ideal_rows
+WHERE (SELECT count(fired) FROM guard) = 0;
+COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked-and-judged relation every metric aggregates over: run rows ranked per query plus the ideal ranking (is_ideal)';

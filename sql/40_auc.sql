@@ -1,0 +1,108 @@
+-- AUC per query, GAUC and global AUC over an impression log, and the classification view of a log.
+-- Sources: seed 002 (rank-sum AUC), seed 003 section 6 (confusion matrix), the CTR convention for
+-- GAUC (user-grouped AUC weighted by impressions or positives).
+--
+-- Rank-sum AUC: (sum of ascending ranks of the positives - n+(n+ + 1)/2) / (n+ n-), tied scores
+-- sharing their average rank. Over a log the same sum is taken per distinct score: a positive's
+-- rank minus the positives at or below it is the negatives below it plus half those tied with
+-- it, so AUC = sum_scores pos(s) (neg_below(s) + neg(s) / 2) / (n+ n-). That needs one sort of the
+-- distinct scores instead of all rows. Undefined (NULL) when a query has no positive or no negative.
+
+CREATE OR REPLACE MACRO duckrank.auc_agg(is_ideal, doc_rel, asc_rank) AS
+    CASE WHEN sum(doc_rel) FILTER (WHERE NOT is_ideal) > 0
+              AND sum(1 - doc_rel) FILTER (WHERE NOT is_ideal) > 0
+         THEN (sum(asc_rank) FILTER (WHERE NOT is_ideal AND doc_rel > 0)
+               - sum(doc_rel) FILTER (WHERE NOT is_ideal) * (sum(doc_rel) FILTER (WHERE NOT is_ideal) + 1) / 2)
+              / (sum(doc_rel) FILTER (WHERE NOT is_ideal) * sum(1 - doc_rel) FILTER (WHERE NOT is_ideal)) END;
+COMMENT ON MACRO duckrank.auc_agg IS 'AUC of the retrieved docs of a query by rank sums (ties averaged); NULL without both classes';
+
+CREATE OR REPLACE MACRO duckrank.auc(qrels, run, rel_level := 1, max_rank := NULL, complete := false,
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH per_query AS (
+    SELECT query_id, duckrank.auc_agg(is_ideal, doc_rel, asc_rank) AS value
+    FROM duckrank.ranked(qrels, run, rel_level := rel_level, max_rank := max_rank, complete := complete,
+                         unjudged := unjudged, duplicates := duplicates)
+    GROUP BY query_id)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.auc IS 'AUC per query over the retrieved docs (relevant = positive; queries without both classes are excluded)';
+
+-- Per-query AUC of a log(query_id, score, label); label >= rel_level is a positive.
+CREATE OR REPLACE MACRO duckrank.log_auc(log, rel_level := 1) AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(duckrank.convention_problems(rel_level := rel_level)) AS fired),
+by_score AS (
+    SELECT query_id, CAST(score AS DOUBLE) AS score,
+           count(*) FILTER (WHERE label >= rel_level) AS pos,
+           count(*) FILTER (WHERE NOT (label >= rel_level)) AS neg
+    FROM query_table(CAST(log AS VARCHAR))
+    WHERE (SELECT count(fired) FROM guard) = 0
+    GROUP BY query_id, CAST(score AS DOUBLE)
+),
+below AS (
+    SELECT query_id, pos, neg,
+           coalesce(sum(neg) OVER (PARTITION BY query_id ORDER BY score
+                                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS neg_below
+    FROM by_score
+),
+per_query AS (
+    SELECT query_id, CAST(sum(pos) AS BIGINT) AS positives, CAST(sum(neg) AS BIGINT) AS negatives,
+           sum(pos * (neg_below + neg / 2.0)) AS concordant
+    FROM below GROUP BY query_id
+)
+SELECT query_id, concordant / (positives * negatives) AS value,
+       positives + negatives AS impressions, positives
+FROM per_query WHERE positives > 0 AND negatives > 0;
+COMMENT ON MACRO TABLE duckrank.log_auc IS 'AUC per query of a log(query_id, score, label), with impressions and positives; queries without both classes excluded';
+
+-- GAUC: per-query AUC averaged with weights = impressions (default) or positives.
+CREATE OR REPLACE MACRO duckrank.gauc(log, weight := 'impressions', rel_level := 1) AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(weight := weight)) AS fired)
+SELECT sum(value * CASE WHEN weight = 'positives' THEN positives ELSE impressions END)
+       / sum(CASE WHEN weight = 'positives' THEN positives ELSE impressions END) AS value,
+       count(*) AS num_q
+FROM duckrank.log_auc(log, rel_level := rel_level)
+WHERE (SELECT count(fired) FROM guard) = 0;
+COMMENT ON MACRO TABLE duckrank.gauc IS 'GAUC of a log: per-query AUC weighted by impressions (default) or positives';
+
+-- Global AUC: the rank-sum AUC over every row of a log, ignoring the query (scikit-learn roc_auc_score).
+CREATE OR REPLACE MACRO duckrank.global_auc(log, rel_level := 1) AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(duckrank.convention_problems(rel_level := rel_level)) AS fired),
+by_score AS (
+    SELECT CAST(score AS DOUBLE) AS score,
+           count(*) FILTER (WHERE label >= rel_level) AS pos,
+           count(*) FILTER (WHERE NOT (label >= rel_level)) AS neg
+    FROM query_table(CAST(log AS VARCHAR))
+    WHERE (SELECT count(fired) FROM guard) = 0
+    GROUP BY CAST(score AS DOUBLE)
+),
+below AS (
+    SELECT pos, neg,
+           coalesce(sum(neg) OVER (ORDER BY score ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS neg_below
+    FROM by_score
+)
+SELECT CASE WHEN sum(pos) > 0 AND sum(neg) > 0
+            THEN sum(pos * (neg_below + neg / 2.0)) / (sum(pos) * sum(neg)) END AS value,
+       CAST(sum(pos) AS BIGINT) AS positives, CAST(sum(neg) AS BIGINT) AS negatives
+FROM below;
+COMMENT ON MACRO TABLE duckrank.global_auc IS 'AUC over all rows of a log(score, label), ignoring the query (= scikit-learn roc_auc_score); NULL without both classes';
+
+-- The classification view of a log at a score threshold (seed 003 section 6): predicted
+-- positive when score >= threshold, actually positive when label >= rel_level.
+CREATE OR REPLACE MACRO duckrank.classification(log, threshold := 0.5, rel_level := 1) AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws('; ',
+                   duckrank.option_problems(threshold := threshold),
+                   duckrank.convention_problems(rel_level := rel_level))) AS fired),
+confusion AS (
+    SELECT count(*) FILTER (WHERE score >= threshold AND label >= rel_level) AS tp,
+           count(*) FILTER (WHERE score >= threshold AND NOT (label >= rel_level)) AS fp,
+           count(*) FILTER (WHERE NOT (score >= threshold) AND NOT (label >= rel_level)) AS tn,
+           count(*) FILTER (WHERE NOT (score >= threshold) AND label >= rel_level) AS fn
+    FROM query_table(CAST(log AS VARCHAR))
+    WHERE (SELECT count(fired) FROM guard) = 0
+)
+SELECT tp, fp, tn, fn,
+       duckrank.ratio(tp + tn, tp + fp + tn + fn) AS accuracy,
+       duckrank.ratio(tp, tp + fp) AS precision,
+       duckrank.ratio(tp, tp + fn) AS recall,
+       duckrank.ratio(2 * tp, 2 * tp + fp + fn) AS f1
+FROM confusion;
+COMMENT ON MACRO TABLE duckrank.classification IS 'TP, FP, TN, FN, accuracy, precision, recall, F1 of a log(score, label) at a score threshold';

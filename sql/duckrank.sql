@@ -1,0 +1,11 @@
+-- Load the whole duckrank macro library into a DuckDB shell, from the repository root:
+--     .read sql/duckrank.sql
+-- (Python and `duckrank sql` read the numbered files directly, in name order.)
+.read sql/00_schema.sql
+.read sql/10_checks.sql
+.read sql/20_ranked.sql
+.read sql/30_set_metrics.sql
+.read sql/31_rank_metrics.sql
+.read sql/32_gain_metrics.sql
+.read sql/40_auc.sql
+.read sql/41_rating_metrics.sql
