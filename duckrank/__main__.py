@@ -1,0 +1,3 @@
+from duckrank.cli import main
+
+main()

@@ -1,0 +1,44 @@
+"""Find and load the SQL macro library (sql/*.sql), the single source of every metric."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import duckdb
+
+
+def sql_dir() -> Path:
+    """The folder of numbered .sql files: inside the installed wheel, or the repository's sql/."""
+    packaged = Path(__file__).parent / "sql"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "sql"
+
+
+@cache
+def library_files() -> tuple[Path, ...]:
+    """The library's files in load order (00_schema.sql first); sql/duckrank.sql is the shell's
+    `.read` entry point and is not among them."""
+    files = tuple(sorted(sql_dir().glob("[0-9][0-9]_*.sql")))
+    if not files:
+        raise RuntimeError(f"duckrank's SQL library is missing from {sql_dir()}; reinstall duckrank")
+    return files
+
+
+@cache
+def library_sql() -> str:
+    """The whole macro library as one SQL script, e.g. for `duckrank sql | duckdb my.db`."""
+    return "\n".join(path.read_text(encoding="utf-8") for path in library_files())
+
+
+def load(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Create (or replace) schema `duckrank` and every macro in `con`; harmless to repeat."""
+    for path in library_files():
+        con.execute(path.read_text(encoding="utf-8")).fetchall()
+    return con
+
+
+def connect(database: str = ":memory:", **kwargs) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with duckrank's macros loaded."""
+    return load(duckdb.connect(database, **kwargs))
