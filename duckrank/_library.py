@@ -40,5 +40,8 @@ def load(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
 
 def connect(database: str = ":memory:", **kwargs) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with duckrank's macros loaded."""
-    return load(duckdb.connect(database, **kwargs))
+    """A DuckDB connection with duckrank's macros loaded. DuckDB's progress bar is off: a library
+    must not write to the caller's terminal (the CLI turns it on for an interactive stderr)."""
+    con = duckdb.connect(database, **kwargs)
+    con.execute("SET enable_progress_bar = false").fetchall()
+    return load(con)

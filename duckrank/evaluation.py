@@ -90,8 +90,10 @@ def _check_options(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any], 
         [conventions["rel_level"], conventions["ties"], conventions["max_rank"], conventions["unjudged"],
          conventions["duplicates"], conventions["empty"], conventions["gain"] or "linear"]).fetchall()[0][0]
     problems = [found] if found else []
+    checked = set(con.execute("SELECT parameters FROM duckdb_functions() WHERE schema_name = 'duckrank' "
+                              "AND function_name = 'option_problems'").fetchall()[0][0])
     for measure in measures:
-        options = {k: v for k, v in measure.options if k != "gain_map"}
+        options = {k: v for k, v in measure.options if k in checked}
         rendered = ", ".join(f"{name} := {sql_literal(value)}" for name, value in options.items())
         found = con.execute(f"SELECT duckrank.option_problems({rendered})").fetchall()[0][0]
         if found:

@@ -234,6 +234,8 @@ def _build(spelling: str, metric_name: str, fixed: dict[str, Any], given: dict[s
                 raise MeasureError(f"measure {spelling!r}: rel must be a number, got {value!r}")
             rel_level = value
         elif name in options:
+            if isinstance(options[name], bool) and not isinstance(value, bool):
+                raise MeasureError(f"measure {spelling!r}: {name} must be true or false, got {value!r}")
             options[name] = value
         else:
             allowed = ", ".join(sorted([*options, *COMMON_OPTIONS])) or "none"

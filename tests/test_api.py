@@ -1,0 +1,317 @@
+"""duckrank.evaluate / compute: every input kind, every spelling family, and every error path."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import pytrec_eval
+
+import duckrank
+from duckrank.measures import ALL_TREC
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+QRELS, RUN, LOG = DATA / "qrels.parquet", DATA / "run.parquet", DATA / "log.parquet"
+
+
+def _trec_dicts():
+    qrels, run = pq.read_table(QRELS).to_pylist(), pq.read_table(RUN).to_pylist()
+    qrels_dict, run_dict = {}, {}
+    for row in qrels:
+        qrels_dict.setdefault(row["query_id"], {})[row["doc_id"]] = int(row["relevance"])
+    for row in run:
+        run_dict.setdefault(row["query_id"], {})[row["doc_id"]] = float(row["score"])
+    return qrels_dict, run_dict
+
+
+# trec_eval measure (as pytrec_eval names it) -> duckrank spelling, through the Python layer.
+PYTREC = {"map": "map", "P_5": "P.5", "P_10": "P@10", "recall_100": "recall@100", "ndcg": "ndcg",
+          "ndcg_cut_10": "ndcg_cut.10", "recip_rank": "mrr", "Rprec": "Rprec", "bpref": "bpref",
+          "success_10": "success.10", "set_F": "set_F", "map_cut_20": "map_cut.20", "num_rel_ret": "num_rel_ret"}
+# iprec_at_recall is left out here: pytrec_eval-terrier bundles an older trec_eval whose recall
+# cutoff is floor(r*R + 0.9); trec_eval 10 rounds r*R, as the conformance tests show.
+
+
+def test_evaluate_matches_pytrec_eval_on_the_sample_data():
+    qrels, run = _trec_dicts()
+    names = {"map", "P", "recall", "ndcg", "ndcg_cut", "recip_rank", "Rprec", "bpref", "success", "set_F",
+             "map_cut", "num_rel_ret"}
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
+    ours = duckrank.evaluate(QRELS, RUN, list(PYTREC.values()))
+    for trec_name, spelling in PYTREC.items():
+        values = [scores[trec_name] for scores in per_query.values()]
+        expected = sum(values) if trec_name.startswith("num_") else sum(values) / len(values)
+        assert ours[spelling] == pytest.approx(expected, abs=1e-9), spelling
+
+
+def test_per_query_matches_pytrec_eval_and_converts():
+    qrels, run = _trec_dicts()
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut"}).evaluate(run)
+    relation = duckrank.evaluate(QRELS, RUN, ["ndcg@10"], per_query=True)
+    table = relation.arrow()
+    table = table.read_all() if hasattr(table, "read_all") else table
+    assert table.column_names == ["query_id", "measure", "value"]
+    for row in table.to_pylist():
+        assert row["value"] == pytest.approx(expected[row["query_id"]]["ndcg_cut_10"], abs=1e-9)
+    frame = duckrank.evaluate(QRELS, RUN, ["ndcg@10"], per_query=True).df()
+    assert len(frame) == len(expected)
+    assert len(duckrank.evaluate(QRELS, RUN, ["ndcg@10"], per_query=True).pl()) == len(expected)
+
+
+@pytest.mark.parametrize("spellings", [
+    ["P.5", "P_5", "P@5", "precision@5", "p@5"],
+    ["map", "AP", "MAP", "average_precision"],
+    ["ndcg_cut.10", "nDCG@10", "ndcg@10", "NDCG@10"],
+    ["recip_rank", "RR", "mrr", "MRR"],
+    ["success.10", "Success@10", "hit_rate@10", "Hit@10"],
+    ["Rprec", "R-prec", "r-precision", "Rprec_mult.1.0"],
+    ["set_F", "F", "f1", "F(beta=1)"],
+    ["nDCG(gain=exp)@10", "ndcg_burges@10"],
+    ["rbp.9", "RBP(p=0.9)", "rbp"],
+    ["relative_P.10", "R(cap=true)@10"],
+])
+def test_spelling_families_agree(spellings):
+    values = duckrank.evaluate(QRELS, RUN, spellings)
+    first = values[spellings[0]]
+    assert all(values[s] == pytest.approx(first, abs=1e-12) for s in spellings), values
+
+
+def test_all_trec_measures_parse_and_evaluate():
+    values = duckrank.evaluate(QRELS, RUN, ALL_TREC)
+    assert set(values) == set(ALL_TREC)
+    assert values["num_q"] == 50
+    assert all(math.isfinite(v) for v in values.values())
+
+
+def _sample_frames():
+    return pq.read_table(QRELS), pq.read_table(RUN)
+
+
+@pytest.mark.parametrize("kind", ["arrow", "pandas", "polars", "relation", "table_name", "csv", "tsv", "jsonl",
+                                  "trec", "glob", "hive"])
+def test_every_input_kind_gives_the_same_numbers(kind, tmp_path):
+    expected = duckrank.evaluate(QRELS, RUN, ["map", "ndcg@10"])
+    qrels, run = _sample_frames()
+    options = {}
+    if kind == "arrow":
+        inputs = (qrels, run)
+    elif kind == "pandas":
+        inputs = (qrels.to_pandas(), run.to_pandas())
+    elif kind == "polars":
+        inputs = (pl.from_arrow(qrels), pl.from_arrow(run))
+    elif kind == "relation":
+        con = duckdb.connect()
+        inputs = (con.read_parquet(str(QRELS)), con.read_parquet(str(RUN)))
+    elif kind == "table_name":
+        con = duckrank.connect()
+        con.execute(f"CREATE TABLE judged AS SELECT * FROM read_parquet('{QRELS}')").fetchall()
+        con.execute(f"CREATE TABLE ranked_docs AS SELECT * FROM read_parquet('{RUN}')").fetchall()
+        inputs, options = ("judged", "ranked_docs"), {"con": con}
+    elif kind in ("csv", "tsv", "jsonl"):
+        suffix = {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl"}[kind]
+        inputs = (tmp_path / f"qrels.{suffix}", tmp_path / f"run.{suffix}")
+        writers = {"csv": lambda t, p: t.to_pandas().to_csv(p, index=False),
+                   "tsv": lambda t, p: t.to_pandas().to_csv(p, index=False, sep="\t"),
+                   "jsonl": lambda t, p: t.to_pandas().to_json(p, orient="records", lines=True)}
+        writers[kind](qrels, inputs[0])
+        writers[kind](run, inputs[1])
+        inputs = tuple(str(p) for p in inputs)
+    elif kind == "trec":
+        qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+        qrels_path.write_text("".join(f"{r['query_id']} 0 {r['doc_id']} {r['relevance']}\n" for r in qrels.to_pylist()))
+        run_path.write_text("".join(f"{r['query_id']}\tQ0\t{r['doc_id']}\t{i}\t{r['score']}\ttag\n"
+                                    for i, r in enumerate(run.to_pylist())))
+        inputs = (str(qrels_path), str(run_path))
+    elif kind == "glob":
+        for half, part in enumerate((run.slice(0, 2500), run.slice(2500))):
+            pq.write_table(part, tmp_path / f"run-{half}.parquet")
+        inputs = (str(QRELS), str(tmp_path / "run-*.parquet"))
+    else:  # a hive-partitioned folder
+        pq.write_to_dataset(run.append_column("bucket", pa.array([i % 3 for i in range(run.num_rows)])),
+                            tmp_path / "runs", partition_cols=["bucket"])
+        inputs = (str(QRELS), str(tmp_path / "runs"))
+    values = duckrank.evaluate(*inputs, ["map", "ndcg@10"], **options)
+    assert values == pytest.approx(expected, abs=1e-12)
+
+
+def test_column_mapping(tmp_path):
+    qrels, run = _sample_frames()
+    qrels = qrels.rename_columns(["topic", "document", "grade"])
+    run = run.rename_columns(["topic", "document", "pred"])
+    values = duckrank.evaluate(qrels, run, ["map"], query_col="topic", doc_col="document", score_col="pred",
+                               relevance_col="grade")
+    assert values == pytest.approx(duckrank.evaluate(QRELS, RUN, ["map"]), abs=1e-12)
+
+
+def test_log_input_with_event_grades():
+    log = pq.read_table(LOG).to_pandas()
+    grades = {"purchase": 3, "click": 1}
+    values = duckrank.evaluate(log=LOG, label="event", label_map=grades, query_col="user_id", doc_col="item_id",
+                               measures=["nDCG@10", "GAUC", "AUC_global"])
+    # The same log as an explicit run and qrels gives the same nDCG.
+    qrels = log.assign(relevance=log["event"].map(grades).fillna(0))[["user_id", "item_id", "relevance"]]
+    run = log[["user_id", "item_id", "score"]]
+    split = duckrank.evaluate(qrels, run, ["nDCG@10"], query_col="user_id", doc_col="item_id")
+    assert values["nDCG@10"] == pytest.approx(split["nDCG@10"], abs=1e-12)
+    from sklearn.metrics import roc_auc_score
+    assert values["AUC_global"] == pytest.approx(roc_auc_score(log["event"] != "view", log["score"]), abs=1e-9)
+
+
+def test_several_runs_in_one_pass():
+    qrels, run = _sample_frames()
+    worse = run.set_column(2, "score", pa.array([-s for s in run.column("score").to_pylist()]))
+    both = duckrank.evaluate(QRELS, [run, worse], ["map", "P@5"], run_names=["good", "reversed"])
+    assert both["good"] == pytest.approx(duckrank.evaluate(QRELS, run, ["map", "P@5"]), abs=1e-12)
+    assert both["reversed"] == pytest.approx(duckrank.evaluate(QRELS, worse, ["map", "P@5"]), abs=1e-12)
+    tagged = pa.concat_tables([run.append_column("run_id", pa.array(["good"] * run.num_rows)),
+                               worse.append_column("run_id", pa.array(["reversed"] * run.num_rows))])
+    from_column = duckrank.evaluate(QRELS, tagged, ["map", "P@5"])
+    for name in ("good", "reversed"):
+        assert from_column[name] == pytest.approx(both[name], abs=1e-12)
+    rows = duckrank.evaluate(QRELS, tagged, ["map"], per_query=True).fetchall()
+    assert {row[0] for row in rows} == {"good", "reversed"}
+
+
+def test_connect_loads_the_macros_for_hand_written_sql():
+    con = duckrank.connect()
+    value = con.execute(f"SELECT avg(value) FROM duckrank.\"ndcg\"('{QRELS}', '{RUN}', k := 10)").fetchall()[0][0]
+    assert value == pytest.approx(duckrank.evaluate(QRELS, RUN, ["ndcg@10"])["ndcg@10"], abs=1e-12)
+
+
+# ---- errors: each names the input, the column or value, and what to do ---------------------------
+
+
+def _raises(error_type, *fragments, **call):
+    with pytest.raises(error_type) as caught:
+        duckrank.evaluate(**call)
+    for fragment in fragments:
+        assert fragment in str(caught.value), str(caught.value)
+    return caught.value
+
+
+def test_missing_file():
+    _raises(duckrank.InputError, "run file 'nowhere.parquet' not found", qrels=QRELS, run="nowhere.parquet")
+
+
+def test_corrupt_file(tmp_path):
+    bad = tmp_path / "run.parquet"
+    bad.write_bytes(b"this is not parquet")
+    _raises(duckrank.InputError, "cannot read run file", str(bad), qrels=QRELS, run=str(bad))
+
+
+def test_unrecognisable_text_file(tmp_path):
+    odd = tmp_path / "run.txt"
+    odd.write_text("just some words\n")
+    _raises(duckrank.InputError, "cannot tell the format", "--run-format", qrels=QRELS, run=str(odd))
+
+
+def test_bad_trec_line_is_named(tmp_path):
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 d1 1 0.5 tag\n1 Q0 d2 2 notanumber tag\n")
+    _raises(duckrank.InputError, "notanumber", qrels=QRELS, run=str(run))
+
+
+def test_missing_column_lists_what_exists():
+    run = pa.table({"qid": ["q001"], "doc_id": ["d"], "score": [1.0]})
+    _raises(duckrank.InputError, "no column 'query_id'", "'qid'", "query_col=", qrels=QRELS, run=run)
+
+
+def test_wrongly_typed_score():
+    run = pa.table({"query_id": ["q001"], "doc_id": ["d"], "score": ["high"]})
+    _raises(duckrank.InputError, "column 'score' holds VARCHAR", qrels=QRELS, run=run)
+
+
+def test_id_types_must_agree():
+    run = pa.table({"query_id": [1], "doc_id": ["d"], "score": [1.0]})
+    _raises(duckrank.InputError, "query_id of type", "make both strings or both integers", qrels=QRELS, run=run)
+
+
+def test_null_ids():
+    run = pa.table({"query_id": ["q001", None], "doc_id": ["d1", "d2"], "score": [1.0, 0.5]})
+    _raises(duckrank.InputError, "NULL id", "run (Table)", qrels=QRELS, run=run)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), None])
+def test_non_finite_scores(bad):
+    run = pa.table({"query_id": ["q001", "q001"], "doc_id": ["d1", "d2"], "score": [1.0, bad]})
+    _raises(duckrank.InputError, "NULL, NaN or infinite score", "'d2'", qrels=QRELS, run=run)
+
+
+def test_duplicate_documents_and_the_option_that_resolves_them(tmp_path):
+    path = tmp_path / "dup.parquet"
+    pq.write_table(pa.table({"query_id": ["q001", "q001"], "doc_id": ["d1", "d1"], "score": [1.0, 0.5]}), path)
+    _raises(duckrank.InputError, f"run '{path}'", "2 rows for query_id 'q001', doc_id 'd1'", "duplicates",
+            qrels=QRELS, run=str(path))
+    assert duckrank.evaluate(QRELS, str(path), ["P@1"], duplicates="max")["P@1"] == 0.0
+
+
+def test_conflicting_judgments():
+    qrels = pa.table({"query_id": ["q", "q"], "doc_id": ["d", "d"], "relevance": [0, 2]})
+    run = pa.table({"query_id": ["q"], "doc_id": ["d"], "score": [1.0]})
+    _raises(duckrank.InputError, "twice with different grades", qrels=qrels, run=run)
+
+
+def test_empty_run():
+    run = pa.table({"query_id": pa.array([], pa.string()), "doc_id": pa.array([], pa.string()),
+                    "score": pa.array([], pa.float64())})
+    _raises(duckrank.InputError, "is empty", qrels=QRELS, run=run)
+
+
+def test_no_common_queries():
+    run = pa.table({"query_id": ["x1", "x2"], "doc_id": ["d", "d"], "score": [1.0, 0.5]})
+    _raises(duckrank.InputError, "no query_id in common", "'x1'", "'q001'", qrels=QRELS, run=run)
+
+
+def test_unknown_measure_suggests_close_names():
+    error = _raises(duckrank.MeasureError, "unknown measure 'nDGC@10'", "'ndcg'", qrels=QRELS, run=RUN,
+                    measures=["nDGC@10"])
+    assert isinstance(error, ValueError)
+
+
+@pytest.mark.parametrize("spelling, fragment", [
+    ("P@0", "positive integer"), ("P@x", "not a number"), ("bpref@10", "takes no @cutoff"),
+    ("AP(denom=min)", "no option 'denom'"), ("nDCG(gain)@10", "name=value"), ("P.5.5.5", "not a number"),
+])
+def test_malformed_measures(spelling, fragment):
+    _raises(duckrank.MeasureError, fragment, qrels=QRELS, run=RUN, measures=[spelling])
+
+
+def test_every_bad_option_is_reported_at_once():
+    error = _raises(duckrank.OptionError, "ties must be one of", "empty must be one of", "unjudged must be one of",
+                    "in measure 'AP(denominator=foo)'", qrels=QRELS, run=RUN, measures=["AP(denominator=foo)"],
+                    ties="random", empty="never", unjudged="guess")
+    assert isinstance(error, ValueError)
+
+
+def test_non_numeric_convention():
+    _raises(duckrank.OptionError, "rel_level must be a number", qrels=QRELS, run=RUN, rel_level="two")
+
+
+def test_unsupported_object():
+    _raises(duckrank.InputError, "cannot use a", "pyarrow Table", qrels=QRELS, run=object())
+
+
+def test_sql_library_ships_with_the_package():
+    from duckrank._library import library_files
+    assert [p.name for p in library_files()][0] == "00_schema.sql"
+    assert "CREATE SCHEMA IF NOT EXISTS duckrank" in duckrank.library_sql()
+
+
+def test_shell_entry_point_reads_every_numbered_file():
+    from duckrank._library import library_files, sql_dir
+    reads = [line.split()[-1] for line in (sql_dir() / "duckrank.sql").read_text().splitlines()
+             if line.startswith(".read")]
+    assert [Path(r).name for r in reads] == [p.name for p in library_files()]
+
+
+@pytest.mark.skipif(shutil.which("duckdb") is None and not Path(duckdb.__file__).exists(), reason="no duckdb")
+def test_evaluate_on_the_readme_sample():
+    values = duckrank.evaluate(str(QRELS), str(RUN), ["ndcg@10", "map", "mrr"])
+    assert set(values) == {"ndcg@10", "map", "mrr"} and all(0 < v < 1 for v in values.values())

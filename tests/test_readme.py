@@ -1,0 +1,100 @@
+"""The README's examples are executed, so they cannot rot."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README, re.S)
+
+
+def duckrank_command() -> list[str]:
+    script = Path(sys.executable).with_name("duckrank")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "duckrank"]
+
+
+def duckdb_shell() -> str | None:
+    beside = Path(sys.executable).with_name("duckdb")
+    return str(beside) if beside.exists() else shutil.which("duckdb")
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    """A folder where README commands can write files, with the sample data reachable as data/."""
+    (tmp_path / "data").symlink_to(REPO / "data")
+    (tmp_path / "sql").symlink_to(REPO / "sql")
+    return tmp_path
+
+
+@pytest.mark.parametrize("code", blocks("python"))
+def test_python_examples_run(code, sandbox, capsys):
+    cwd = os.getcwd()
+    os.chdir(sandbox)
+    try:
+        exec(compile(code, "README.md", "exec"), {})
+    finally:
+        os.chdir(cwd)
+    assert capsys.readouterr().out.strip()
+
+
+def _cli_lines() -> list[str]:
+    lines = []
+    for block in blocks("console"):
+        lines.extend(line for line in block.splitlines() if line.startswith("duckrank "))
+    return lines
+
+
+@pytest.mark.parametrize("line", _cli_lines())
+def test_cli_examples_run(line, sandbox):
+    result = subprocess.run(duckrank_command() + shlex.split(line)[1:], cwd=sandbox, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() or "-o" in line
+
+
+def test_setup_command_evaluates_the_sample_data(sandbox):
+    first = blocks("console")[0].strip()
+    evaluation = first.split("&&")[-1].strip()
+    assert evaluation.startswith(".venv/bin/duckrank eval data/")
+    result = subprocess.run(duckrank_command() + shlex.split(evaluation)[1:], cwd=sandbox, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+    assert "ndcg@10" in result.stdout
+
+
+def test_test_command_is_what_ci_runs():
+    second = blocks("console")[1].strip()
+    assert "pip install -e '.[test]'" in second and second.endswith("python -m pytest")
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "README.md" in ci and "-e '.\\[test\\]'" in ci  # CI greps this very line out of the README
+
+
+def test_shell_example_runs():
+    shell = duckdb_shell()
+    if shell is None:
+        pytest.skip("the duckdb shell (duckdb-cli) is not installed")
+    result = subprocess.run([shell], input=blocks("sql")[0], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0 and not result.stderr, result.stderr
+    assert "ndcg_cut_10" in result.stdout
+
+
+def test_every_sql_macro_is_in_the_metric_reference():
+    import duckrank
+    con = duckrank.connect()
+    macros = {name for (name,) in con.execute(
+        "SELECT DISTINCT function_name FROM duckdb_functions() WHERE schema_name = 'duckrank' "
+        "AND function_type = 'table_macro'").fetchall()}
+    documented = set(re.findall(r"^\| `([a-z_]+)`(?:, `([a-z_]+)`)?", README, re.M))
+    names = {name for pair in documented for name in pair if name}
+    assert macros - {"ranked", "log_auc"} <= names, macros - names
