@@ -1,14 +1,16 @@
 """Compose one DuckDB query for a whole list of measures and hand back the results.
 
 All measures that share the ranking conventions are aggregates over one duckrank.ranked pass, so
-the run is sorted once however many measures are asked for. Python only composes and validates.
+the run is sorted once however many measures are asked for. Several runs and segments (`by=`)
+ride in the same pass: each query is keyed by {run, segment values, query}. Python only composes
+and validates; every number comes from the SQL library.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -19,46 +21,83 @@ from duckrank.inputs import Source, quote_identifier, read_table
 from duckrank.measures import Measure, parse_measures, sql_literal
 
 _names = itertools.count()
-CONVENTIONS = ("ties", "rel_level", "max_rank", "complete", "empty", "unjudged", "gain", "duplicates")
 _SUMMARY_SQL = {"mean": "avg(value)", "sum": "sum(value)", "gmean": "duckrank.geometric_mean(value)",
                 "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)"}
 
 
+def sql_string(text: Any) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+@dataclass
+class Plan:
+    """The run and qrels views duckrank.ranked reads. Plain views when one run is scored whole;
+    otherwise query_id is a struct {run, by_0, ..., query} so that one pass scores every run and
+    segment, and `fields` lists the struct's fields beside `query`."""
+
+    run_view: str
+    qrels_view: str
+    runs: list[str]
+    by: list[str] = field(default_factory=list)
+
+    @property
+    def keyed(self) -> bool:
+        return len(self.runs) > 1 or bool(self.by)
+
+    def key_columns(self) -> list[tuple[str, str]]:
+        """(output column, SQL expression over query_id) for run and each segment column."""
+        if not self.keyed:
+            return [("run", sql_string(self.runs[0]))]
+        return [("run", "query_id.run"), *((name, f"query_id.by_{i}") for i, name in enumerate(self.by))]
+
+    def query_expression(self) -> str:
+        return "query_id.query" if self.keyed else "query_id"
+
+
 @dataclass
 class Results:
-    """The per-query values of every (run, measure), materialised once in a temporary table."""
+    """The per-query values of every (run, segment, measure), materialised once in a temporary table."""
 
     con: duckdb.DuckDBPyConnection
     runs: list[str]
     measures: list[Measure]
     table: str
+    by: list[str] = field(default_factory=list)
+
+    def _by_sql(self, prefix: str = "") -> str:
+        return "".join(f"{prefix}{quote_identifier(name)}, " for name in self.by)
 
     @property
     def per_query(self) -> duckdb.DuckDBPyRelation:
-        """Columns run, query_id, measure, value; one row per evaluated query and measure."""
+        """Columns run, [segment columns,] query_id, measure, value; one row per evaluated query."""
         return self.con.sql(
-            f"SELECT r.run, r.query_id, m.measure, r.value FROM {self.table} r "
-            f"JOIN {self.table}_measures m USING (measure_index) WHERE m.per_query "
-            f"ORDER BY r.run_index, r.query_id, r.measure_index")
+            f"SELECT r.run, {self._by_sql('r.')}r.query_id, m.measure, r.value FROM {self.table} r "
+            f"JOIN {self.table}_measures m USING (measure_index) WHERE m.per_query AND r.query_id IS NOT NULL "
+            f"ORDER BY r.run_index, {self._by_sql('r.')}r.query_id, r.measure_index")
 
     @property
     def summary(self) -> duckdb.DuckDBPyRelation:
-        """Columns run, measure, value: each measure summarised over the evaluated queries."""
-        parts = [f"SELECT run_index, measure_index, {_SUMMARY_SQL[m.summary]} AS value FROM {self.table} "
-                 f"WHERE measure_index = {i} GROUP BY run_index, measure_index"
-                 for i, m in enumerate(self.measures)]
+        """Columns run, [segment columns,] measure, value: each measure summarised over the queries."""
+        groups = f"run_index, {self._by_sql()}measure_index"
+        parts = [f"SELECT {groups}, {_SUMMARY_SQL[m.summary]} AS value FROM {self.table} "
+                 f"WHERE measure_index = {i} GROUP BY {groups}" for i, m in enumerate(self.measures)]
         return self.con.sql(
             f"WITH summary AS ({' UNION ALL '.join(parts)}) "
-            f"SELECT r.run, m.measure, s.value FROM summary s "
-            f"JOIN {self.table}_measures m USING (measure_index) "
-            f"JOIN {self.table}_runs r USING (run_index) ORDER BY s.run_index, s.measure_index")
+            f"SELECT r.run, {self._by_sql('s.')}m.measure, s.value FROM summary s "
+            f"JOIN {self.table}_measures m USING (measure_index) JOIN {self.table}_runs r USING (run_index) "
+            f"ORDER BY s.run_index, {self._by_sql('s.')}s.measure_index")
 
-    def as_dict(self) -> dict[str, Any]:
-        """{measure: mean} for one run; {run: {measure: mean}} for several."""
-        values: dict[str, dict[str, float]] = {run: {} for run in self.runs}
-        for run, measure, value in self.summary.fetchall():
-            values[run][measure] = value
-        return values[self.runs[0]] if len(self.runs) == 1 else values
+    def as_dict(self) -> dict[Any, Any]:
+        """{measure: mean} for one run; {run: {measure: mean}} for several. With segments, each
+        measure dict sits under its segment value (a tuple for several `by` columns)."""
+        values: dict[Any, Any] = {}
+        for row in self.summary.fetchall():
+            run, segment, measure, value = row[0], row[1:-2], row[-2], row[-1]
+            target = values.setdefault(run, {}) if len(self.runs) > 1 else values
+            if self.by:
+                target = target.setdefault(segment[0] if len(segment) == 1 else segment, {})
+            target[measure] = value
+        return values
 
 
 def _configure(con: duckdb.DuckDBPyConnection, threads: int | None, memory_limit: str | None,
@@ -102,87 +141,136 @@ def _check_options(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any], 
         raise OptionError("; ".join(problems))
 
 
-def _runs_view(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source,
-               names: list[str] | None) -> tuple[str, str, list[str], bool]:
-    """The run and qrels views duckrank.ranked scores, the run names, and whether the views are
-    keyed by {run, query}. Several runs (a list, or one table whose run_id column holds several
-    values) are scored in one duckrank.ranked pass by keying every query with its run. A list entry
-    is one run, named by run_names= or its path; a lone run is named by its run_id, else its path."""
-    if names is not None and len(names) != len(runs):
-        raise OptionError(f"run_names has {len(names)} names for {len(runs)} runs")
-    if len(runs) == 1:
-        source = runs[0]
-        ids = ([row[0] for row in con.sql(f"SELECT DISTINCT run_id FROM {source.view} ORDER BY 1").fetchall()]
-               if source.has_run_id else [])
-        if len(ids) <= 1:
-            return source.view, qrels.view, names or ids or [_path_of(source)], False
-        run_names = ids
-        union = f"SELECT run_id AS run, query_id, doc_id, score FROM {source.view}"
-    else:
-        run_names = names or [_path_of(source) for source in runs]
-        union = " UNION ALL ".join(f"SELECT {sql_string(name)} AS run, query_id, doc_id, score FROM {source.view}"
-                                   for name, source in zip(run_names, runs))
-    if len(set(run_names)) != len(run_names):
-        repeated = next(name for name in run_names if run_names.count(name) > 1)
-        raise InputError(f"two runs share the name {repeated!r}; give each run its own name (run_names=)")
-    run_view, qrels_view = f"duckrank_runs_{next(_names)}", f"duckrank_qrels_{next(_names)}"
-    con.execute(f"CREATE TEMP VIEW {run_view} AS SELECT {{'run': run, 'query': query_id}} AS query_id, doc_id, score "
-                f"FROM ({union})").fetchall()
-    names_sql = ", ".join(f"({sql_string(n)})" for n in run_names)
-    con.execute(f"CREATE TEMP VIEW {qrels_view} AS SELECT {{'run': r.run, 'query': q.query_id}} AS query_id, "
-                f"q.doc_id, q.relevance FROM {qrels.view} q CROSS JOIN (VALUES {names_sql}) r(run)").fetchall()
-    return run_view, qrels_view, run_names, True
-
-
 def _path_of(source: Source) -> str:
     """The user's name for an input: the path or table name inside its label (run 'x.parquet')."""
     return source.label.split(" ", 1)[1].strip("'") if "'" in source.label else source.label
 
 
-def sql_string(text: str) -> str:
-    return "'" + str(text).replace("'", "''") + "'"
+def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, names: list[str] | None,
+          by: list[str]) -> Plan:
+    """Name the runs and build the views one duckrank.ranked pass scores. A list entry is one run,
+    named by run_names= or its path; a lone run is split by its run_id column when that holds
+    several values, and named by it when it holds one."""
+    if names is not None and len(names) != len(runs):
+        raise OptionError(f"run_names has {len(names)} names for {len(runs)} runs")
+    segments = "".join(f", {quote_identifier(name)} AS by_{i}" for i, name in enumerate(by))
+    if len(runs) == 1:
+        source = runs[0]
+        ids = ([row[0] for row in con.sql(f"SELECT DISTINCT run_id FROM {source.view} ORDER BY 1").fetchall()]
+               if source.has_run_id else [])
+        if len(ids) <= 1:
+            run_names = names or ids or [_path_of(source)]
+            union = f"SELECT {sql_string(run_names[0])} AS run, query_id, doc_id, score{segments} FROM {source.view}"
+        else:
+            run_names = ids
+            union = f"SELECT run_id AS run, query_id, doc_id, score{segments} FROM {source.view}"
+    else:
+        run_names = names or [_path_of(source) for source in runs]
+        union = " UNION ALL ".join(
+            f"SELECT {sql_string(name)} AS run, query_id, doc_id, score{segments} FROM {source.view}"
+            for name, source in zip(run_names, runs))
+    if len(set(run_names)) != len(run_names):
+        repeated = next(name for name in run_names if run_names.count(name) > 1)
+        raise InputError(f"two runs share the name {repeated!r}; give each run its own name (run_names=)")
+    plan = Plan(runs[0].view, qrels.view, run_names, list(by))
+    if not plan.keyed:
+        return plan
+    fields = "".join(f", by_{i} := by_{i}" for i in range(len(by)))
+    plan.run_view, plan.qrels_view = f"duckrank_runs_{next(_names)}", f"duckrank_qrels_{next(_names)}"
+    con.execute(f"CREATE TEMP VIEW {plan.run_view} AS SELECT struct_pack(run := run{fields}, query := query_id) "
+                f"AS query_id, doc_id, score FROM ({union})").fetchall()
+    if by:  # a query's judgments go to every (run, segment) the query appears in
+        keys = ", ".join(["run", *(f"by_{i}" for i in range(len(by))), "query_id"])
+        from_keys = "".join(f", by_{i} := k.by_{i}" for i in range(len(by)))
+        con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := k.run{from_keys}, "
+                    f"query := q.query_id) AS query_id, q.doc_id, q.relevance FROM {qrels.view} q "
+                    f"JOIN (SELECT DISTINCT {keys} FROM ({union})) k ON k.query_id = q.query_id").fetchall()
+    else:  # every run is judged on every qrels query, so complete := true still sees missed queries
+        values = ", ".join(f"({sql_string(n)})" for n in run_names)
+        con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := r.run, query := q.query_id) "
+                    f"AS query_id, q.doc_id, q.relevance FROM {qrels.view} q CROSS JOIN (VALUES {values}) r(run)").fetchall()
+    return plan
 
 
-def _ranked_call(run_view: str, qrels_view: str, key: tuple, conventions: dict[str, Any]) -> str:
+def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any]) -> str:
     rel_level, gain, gain_map, g_max = key
     args = [f"rel_level := {sql_literal(rel_level)}", f"ties := {sql_literal(conventions['ties'])}",
-            f"max_rank := {sql_literal(conventions['max_rank'])}", f"complete := {sql_literal(bool(conventions['complete']))}",
+            f"max_rank := {sql_literal(conventions['max_rank'])}",
+            f"complete := {sql_literal(bool(conventions['complete']))}",
             f"unjudged := {sql_literal(conventions['unjudged'])}", f"gain := {sql_literal(gain)}",
             f"g_max := {sql_literal(g_max)}", f"duplicates := {sql_literal(conventions['duplicates'])}"]
     if gain_map:
         args.append(f"gain_map := {sql_literal(dict(gain_map))}")
-    return f"duckrank.ranked({sql_string(qrels_view)}, {sql_string(run_view)}, {', '.join(args)})"
+    return f"duckrank.ranked({sql_string(plan.qrels_view)}, {sql_string(plan.run_view)}, {', '.join(args)})"
 
 
-def _per_query_sql(run_view: str, qrels_view: str, measures: list[Measure], conventions: dict[str, Any],
-                   keyed: bool) -> str:
-    """SELECT run, query_id, measure_index, value for every ranking measure, one pass per relation key."""
+def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any]) -> str:
+    """(key columns, query_id, measure_index, value) for every ranking measure, one pass per
+    group of measures sharing the relation options."""
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(measures):
         if measure.summary != "log":
             groups.setdefault(measure.relation_key(conventions["rel_level"]), []).append(index)
-    ctes, selects = [], []
-    run_expr, query_expr = ("query_id.run", "query_id.query") if keyed else ("NULL", "query_id")
+    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
     empty = sql_literal(conventions["empty"])
-    for group_index, (key, indexes) in enumerate(groups.items()):
+    ctes, selects = [], []
+    for group, (key, indexes) in enumerate(groups.items()):
         columns = ", ".join(f"{measures[i].aggregate_sql()} AS m{i}" for i in indexes)
-        ctes.append(f"g{group_index} AS (SELECT query_id, max(num_rel) AS num_rel, {columns} "
-                    f"FROM {_ranked_call(run_view, qrels_view, key, conventions)} GROUP BY query_id)")
-        selects.extend(f"SELECT {run_expr} AS run, {query_expr} AS query_id, {i} AS measure_index, "
-                       f"CAST(duckrank.empty_policy(m{i}, num_rel, {empty}) AS DOUBLE) AS value FROM g{group_index}"
+        ctes.append(f"g{group} AS (SELECT query_id, max(num_rel) AS num_rel, {columns} "
+                    f"FROM {_ranked_call(plan, key, conventions)} GROUP BY query_id)")
+        selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
+                       f"CAST(duckrank.empty_policy(m{i}, num_rel, {empty}) AS DOUBLE) AS value FROM g{group}"
                        for i in indexes)
     return f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) WHERE value IS NOT NULL"
 
 
-def _log_view(con: duckdb.DuckDBPyConnection, run_view: str, qrels_view: str, keyed: bool) -> str:
-    """A log(query_id, score, label) from a run and its qrels: unjudged impressions are negatives,
-    only queries the qrels know are kept, as for every other measure."""
-    view = f"duckrank_log_{next(_names)}"
+def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],
+             rel_level: float) -> str:
+    """GAUC and global AUC are whole-log values: one macro call per (run, segment) slice of a log
+    built from the run and qrels (an unjudged impression is a negative; only judged queries count)."""
+    log_view = f"duckrank_log_{next(_names)}"
     con.execute(
-        f"CREATE TEMP VIEW {view} AS SELECT r.query_id, r.doc_id, r.score, coalesce(q.relevance, 0) AS label "
-        f"FROM {run_view} r LEFT JOIN {qrels_view} q ON q.query_id = r.query_id AND q.doc_id = r.doc_id "
-        f"WHERE r.query_id IN (SELECT query_id FROM {qrels_view})").fetchall()
-    return view
+        f"CREATE TEMP VIEW {log_view} AS SELECT r.query_id, r.doc_id, r.score, coalesce(q.relevance, 0) AS label "
+        f"FROM {plan.run_view} r LEFT JOIN {plan.qrels_view} q ON q.query_id = r.query_id AND q.doc_id = r.doc_id "
+        f"WHERE r.query_id IN (SELECT query_id FROM {plan.qrels_view})").fetchall()
+    key_columns = plan.key_columns()
+    if plan.keyed:
+        expressions = ", ".join(expression for _, expression in key_columns)
+        slices = con.sql(f"SELECT DISTINCT {expressions} FROM {log_view} ORDER BY ALL").fetchall()
+    else:
+        slices = [(plan.runs[0],)]
+    selects = []
+    for values in slices:
+        source = log_view
+        if plan.keyed:
+            source = f"duckrank_log_slice_{next(_names)}"
+            condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_literal_any(value)}"
+                                     for (_, expression), value in zip(key_columns, values))
+            con.execute(f"CREATE TEMP VIEW {source} AS SELECT query_id, score, label FROM {log_view} "
+                        f"WHERE {condition}").fetchall()
+        constants = "".join(f"{sql_literal_any(value)} AS {quote_identifier(name)}, "
+                            for (name, _), value in zip(key_columns, values))
+        for index, measure in measures:
+            level = sql_literal(measure.rel_level if measure.rel_level is not None else rel_level)
+            if measure.metric.name == "gauc":
+                call = (f"duckrank.gauc({sql_string(source)}, weight := {sql_literal(measure.params['weight'])}, "
+                        f"rel_level := {level})")
+            else:
+                call = f"duckrank.global_auc({sql_string(source)}, rel_level := {level})"
+            selects.append(f"SELECT {constants}NULL AS query_id, {index} AS measure_index, value FROM {call} "
+                           f"WHERE value IS NOT NULL")
+    return " UNION ALL ".join(selects)
+
+
+def sql_literal_any(value: Any) -> str:
+    """A segment or run value read back from DuckDB, as a literal to filter on."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return sql_string(value)
 
 
 def _translate(error: duckdb.Error, sources: list[Source]) -> DuckrankError:
@@ -197,96 +285,6 @@ def _translate(error: duckdb.Error, sources: list[Source]) -> DuckrankError:
     return InputError(f"DuckDB could not evaluate the inputs: {message.splitlines()[0]}")
 
 
-def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("map",), *, log: Any = None,
-            label: str | None = None, label_map: dict[Any, float] | None = None, run_names: list[str] | None = None,
-            run_format: str | None = None, qrels_format: str | None = None, log_format: str | None = None,
-            query_col: str | None = None, doc_col: str | None = None, score_col: str | None = None,
-            relevance_col: str | None = None, con: duckdb.DuckDBPyConnection | None = None,
-            threads: int | None = None, memory_limit: str | None = None, temp_dir: str | None = None,
-            ties: str = "trec", rel_level: float = 1, max_rank: int | None = None, complete: bool = False,
-            empty: str = "zero", unjudged: str = "nonrelevant", gain: str | None = None,
-            duplicates: str = "error") -> Results:
-    """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
-    ranking convention; see duckrank.evaluate for the friendly front door."""
-    parsed = parse_measures(list(measures) if not isinstance(measures, str) else measures)
-    conventions = {"ties": ties, "rel_level": rel_level, "max_rank": max_rank, "complete": complete,
-                   "empty": empty, "unjudged": unjudged, "gain": gain, "duplicates": duplicates}
-    if gain is not None:  # the convention sets the gain of every measure that did not name one
-        parsed = [_with_gain(m, gain) for m in parsed]
-    con = load(con) if con is not None else connect()
-    _configure(con, threads, memory_limit, temp_dir)
-    _check_options(con, conventions, parsed)
-    columns = {"query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col}
-    if log is not None:
-        if qrels is not None or runs is not None:
-            raise OptionError("pass either a log, or qrels and runs, not both")
-        source = read_table(con, log, "log", fmt=log_format, columns={**columns, "label": label}, label_map=label_map)
-        run_source = Source(*_split_log(con, source, "run"))
-        qrels_source = Source(*_split_log(con, source, "qrels"))
-        sources = [source, run_source, qrels_source]
-        run_sources = [run_source]
-    else:
-        if qrels is None or runs is None:
-            raise OptionError("pass qrels and at least one run (or a single log=)")
-        run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
-        if not run_list:
-            raise OptionError("pass at least one run")
-        qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns)
-        run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns) for run in run_list]
-        sources = [qrels_source, *run_sources]
-        _check_id_types(qrels_source, run_sources)
-    try:
-        run_view, qrels_view, names, keyed = _runs_view(con, run_sources, qrels_source, run_names)
-        table = f"duckrank_results_{next(_names)}"
-        selects = []
-        if any(m.summary != "log" for m in parsed):
-            selects.append(_per_query_sql(run_view, qrels_view, parsed, conventions, keyed))
-        log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
-        if log_measures:
-            log_view = _log_view(con, run_view, qrels_view, keyed)
-            if keyed:
-                for run in names:
-                    con.execute(f"CREATE TEMP VIEW duckrank_log_run_{run_key(run)} AS SELECT query_id.query AS query_id, "
-                                f"score, label FROM {log_view} WHERE query_id.run = {sql_string(run)}").fetchall()
-            for index, measure in log_measures:
-                selects.append(_log_sql(log_view, measure, index, names, keyed, rel_level))
-        names_sql = ", ".join(f"({i}, {sql_string(n)})" for i, n in enumerate(names))
-        con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {names_sql}) t(run_index, run)").fetchall()
-        measures_sql = ", ".join(f"({i}, {sql_string(m.spelling)}, {sql_literal(m.metric.per_query)})"
-                                 for i, m in enumerate(parsed))
-        con.execute(f"CREATE TEMP TABLE {table}_measures AS SELECT * FROM (VALUES {measures_sql}) "
-                    f"t(measure_index, measure, per_query)").fetchall()
-        run_column = "coalesce(p.run, (SELECT min(run) FROM {t}_runs))".format(t=table)
-        con.execute(f"CREATE TEMP TABLE {table} AS SELECT r.run_index, {run_column} AS run, p.query_id, "
-                    f"p.measure_index, p.value FROM ({' UNION ALL '.join(selects)}) p "
-                    f"JOIN {table}_runs r ON r.run = {run_column}").fetchall()
-    except duckdb.Error as error:
-        raise _translate(error, sources) from None
-    evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
-    if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
-        raise _no_common_queries(con, run_sources, qrels_source)
-    return Results(con, names, parsed, table)
-
-
-def run_key(run: str) -> str:
-    return re.sub(r"\W", "_", run) + f"_{abs(hash(run)) % 10**8}"
-
-
-def _log_sql(log_view: str, measure: Measure, index: int, runs: list[str], keyed: bool, rel_level: float) -> str:
-    level = sql_literal(measure.rel_level if measure.rel_level is not None else rel_level)
-    selects = []
-    for run in runs:
-        source = f"duckrank_log_run_{run_key(run)}" if keyed else log_view
-        if measure.metric.name == "gauc":
-            call = (f"duckrank.gauc({sql_string(source)}, weight := {sql_literal(measure.params['weight'])}, "
-                    f"rel_level := {level})")
-        else:
-            call = f"duckrank.global_auc({sql_string(source)}, rel_level := {level})"
-        selects.append(f"SELECT {sql_string(run)} AS run, NULL AS query_id, {index} AS measure_index, value "
-                       f"FROM {call} WHERE value IS NOT NULL")
-    return " UNION ALL ".join(selects)
-
-
 def _with_gain(measure: Measure, gain: str) -> Measure:
     params = measure.params
     if "gain" not in params or params["gain"] != "linear":
@@ -295,13 +293,13 @@ def _with_gain(measure: Measure, gain: str) -> Measure:
     return Measure(measure.spelling, measure.metric, tuple(params.items()), measure.rel_level, measure.printed_name)
 
 
-def _split_log(con: duckdb.DuckDBPyConnection, log: Source, kind: str) -> tuple[str, str, dict[str, str]]:
-    view = f"duckrank_{kind}_{next(_names)}"
-    if kind == "run":
-        con.execute(f"CREATE TEMP VIEW {view} AS SELECT query_id, doc_id, score FROM {log.view}").fetchall()
-    else:
-        con.execute(f"CREATE TEMP VIEW {view} AS SELECT query_id, doc_id, label AS relevance FROM {log.view}").fetchall()
-    return view, log.label, log.columns
+def _split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tuple[Source, Source]:
+    """A log as a run (query_id, doc_id, score, segments) and qrels (its label as the relevance)."""
+    run_view, qrels_view = f"duckrank_run_{next(_names)}", f"duckrank_qrels_{next(_names)}"
+    segments = "".join(f", {quote_identifier(name)}" for name in by)
+    con.execute(f"CREATE TEMP VIEW {run_view} AS SELECT query_id, doc_id, score{segments} FROM {log.view}").fetchall()
+    con.execute(f"CREATE TEMP VIEW {qrels_view} AS SELECT query_id, doc_id, label AS relevance FROM {log.view}").fetchall()
+    return Source(run_view, log.label, log.columns), Source(qrels_view, log.label, log.columns)
 
 
 def _check_id_types(qrels: Source, runs: list[Source]) -> None:
@@ -316,17 +314,85 @@ def _check_id_types(qrels: Source, runs: list[Source]) -> None:
                     f"{qrels.columns[column]}; ids are compared as given, so make both strings or both integers")
 
 
+def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
+    return con.sql(f"SELECT count(*) FROM {quote_identifier(view)}").fetchall()[0][0]
+
+
 def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source) -> InputError:
     def sample(view: str) -> str:
         ids = con.sql(f"SELECT DISTINCT query_id FROM {quote_identifier(view)} ORDER BY 1 LIMIT 3").fetchall()
-        return ", ".join(repr(row[0]) for row in ids) or "none: it is empty"
-    if any(con.sql(f"SELECT count(*) FROM {quote_identifier(r.view)}").fetchall()[0][0] == 0 for r in runs):
-        empty = next(r for r in runs if con.sql(f"SELECT count(*) FROM {quote_identifier(r.view)}").fetchall()[0][0] == 0)
-        return InputError(f"{empty.label} is empty: there is nothing to evaluate")
-    if con.sql(f"SELECT count(*) FROM {quote_identifier(qrels.view)}").fetchall()[0][0] == 0:
+        return ", ".join(repr(row[0]) for row in ids)
+    for run in runs:
+        if _count(con, run.view) == 0:
+            return InputError(f"{run.label} is empty: there is nothing to evaluate")
+    if _count(con, qrels.view) == 0:
         return InputError(f"{qrels.label} is empty: there is nothing to evaluate against")
     return InputError(f"no query_id in common between {runs[0].label} (e.g. {sample(runs[0].view)}) and "
-                      f"{qrels.label} (e.g. {sample(qrels.view)}); check that both files describe the same queries")
+                      f"{qrels.label} (e.g. {sample(qrels.view)}); check that both describe the same queries")
+
+
+def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("map",), *, log: Any = None,
+            label: str | None = None, label_map: dict[Any, float] | None = None, run_names: list[str] | None = None,
+            by: list[str] | str | None = None, run_format: str | None = None, qrels_format: str | None = None,
+            log_format: str | None = None, query_col: str | None = None, doc_col: str | None = None,
+            score_col: str | None = None, relevance_col: str | None = None,
+            con: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
+            memory_limit: str | None = None, temp_dir: str | None = None, ties: str = "trec",
+            rel_level: float = 1, max_rank: int | None = None, complete: bool = False, empty: str = "zero",
+            unjudged: str = "nonrelevant", gain: str | None = None, duplicates: str = "error") -> Results:
+    """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
+    ranking convention; see duckrank.evaluate for the friendly front door."""
+    parsed = parse_measures(list(measures) if not isinstance(measures, str) else measures)
+    conventions = {"ties": ties, "rel_level": rel_level, "max_rank": max_rank, "complete": complete,
+                   "empty": empty, "unjudged": unjudged, "gain": gain, "duplicates": duplicates}
+    if gain is not None:  # the convention sets the gain of every measure that did not name one
+        parsed = [_with_gain(m, gain) for m in parsed]
+    segments = [by] if isinstance(by, str) else list(by or [])
+    con = load(con) if con is not None else connect()
+    _configure(con, threads, memory_limit, temp_dir)
+    _check_options(con, conventions, parsed)
+    columns = {"query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col}
+    if log is not None:
+        if qrels is not None or runs is not None:
+            raise OptionError("pass either a log, or qrels and runs, not both")
+        source = read_table(con, log, "log", fmt=log_format, columns={**columns, "label": label},
+                            label_map=label_map, extra=segments)
+        run_source, qrels_source = _split_log(con, source, segments)
+        sources, run_sources = [source, run_source, qrels_source], [run_source]
+    else:
+        if qrels is None or runs is None:
+            raise OptionError("pass qrels and at least one run (or a single log=)")
+        run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
+        if not run_list:
+            raise OptionError("pass at least one run")
+        qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns)
+        run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=segments)
+                       for run in run_list]
+        sources = [qrels_source, *run_sources]
+        _check_id_types(qrels_source, run_sources)
+    table = f"duckrank_results_{next(_names)}"
+    try:
+        plan = _plan(con, run_sources, qrels_source, run_names, segments)
+        selects = []
+        if any(m.summary != "log" for m in parsed):
+            selects.append(_per_query_sql(plan, parsed, conventions))
+        log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
+        if log_measures:
+            selects.append(_log_sql(con, plan, log_measures, rel_level))
+        runs_sql = ", ".join(f"({i}, {sql_string(n)})" for i, n in enumerate(plan.runs))
+        con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
+        measures_sql = ", ".join(f"({i}, {sql_string(m.spelling)}, {sql_literal(m.metric.per_query)})"
+                                 for i, m in enumerate(parsed))
+        con.execute(f"CREATE TEMP TABLE {table}_measures AS SELECT * FROM (VALUES {measures_sql}) "
+                    f"t(measure_index, measure, per_query)").fetchall()
+        con.execute(f"CREATE TEMP TABLE {table} AS SELECT r.run_index, p.* FROM ({' UNION ALL '.join(selects)}) p "
+                    f"JOIN {table}_runs r USING (run)").fetchall()
+    except duckdb.Error as error:
+        raise _translate(error, sources) from None
+    evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
+    if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
+        raise _no_common_queries(con, run_sources, qrels_source)
+    return Results(con, plan.runs, parsed, table, segments)
 
 
 def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("map",), *, per_query: bool = False,
@@ -334,13 +400,17 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     """Evaluate `run` against `qrels`: {measure: mean over queries}, keyed by the measure as given.
 
     `run` may be a list of runs (or carry a run_id column): the result is then {run: {measure: mean}}.
-    `per_query=True` returns a DuckDB relation (query_id, measure, value; plus run for several runs)
-    that converts with .arrow(), .df(), .pl(). Options: the conventions ties, rel_level, max_rank,
-    complete, empty, unjudged, gain, duplicates; column names query_col, doc_col, score_col,
-    relevance_col; input formats run_format, qrels_format; a single log= with label= (and label_map=).
+    `by=` names extra run (or log) columns to score per value of: {segment: {measure: mean}}.
+    `per_query=True` returns a DuckDB relation (query_id, measure, value; plus run for several
+    runs and the `by` columns) that converts with .arrow(), .df(), .pl(). Options: the conventions
+    ties, rel_level, max_rank, complete, empty, unjudged, gain, duplicates; column names query_col,
+    doc_col, score_col, relevance_col; input formats run_format, qrels_format; a single log= with
+    label= (and label_map=); con=, threads=, memory_limit=, temp_dir=.
     """
     results = compute(qrels, run, measures, **options)
     if per_query:
         relation = results.per_query
-        return relation if len(results.runs) > 1 else relation.project("query_id, measure, value")
+        if len(results.runs) > 1:
+            return relation
+        return relation.project(", ".join([*(quote_identifier(b) for b in results.by), "query_id", "measure", "value"]))
     return results.as_dict()

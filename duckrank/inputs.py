@@ -153,8 +153,10 @@ def _first(error: Exception) -> str:
 
 
 def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: str | None = None,
-               columns: dict[str, str | None] | None = None, label_map: dict[Any, float] | None = None) -> Source:
-    """Create a view over `source` with the standard columns of `kind` (run, qrels or log)."""
+               columns: dict[str, str | None] | None = None, label_map: dict[Any, float] | None = None,
+               extra: list[str] | None = None) -> Source:
+    """Create a view over `source` with the standard columns of `kind` (run, qrels or log), plus
+    the `extra` columns (segments) as they are."""
     relation, label = _relation(con, source, kind, fmt)
     available = dict(zip(relation.columns, (str(t) for t in relation.types)))
     mapping = {std: (columns or {}).get(std) or std for std in STANDARD_COLUMNS[kind]}
@@ -179,6 +181,13 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                                  f"cast it{hint}")
             expression = f"CAST({expression} AS DOUBLE)"
         selected.append(f"{expression} AS {std}")
+    for name in extra or []:
+        if name not in available:
+            raise InputError(f"{label} has no column {name!r} to segment by; its columns are "
+                             f"{', '.join(repr(c) for c in available)}")
+        if name in mapping.values() or name in STANDARD_COLUMNS["log"]:
+            raise OptionError(f"cannot segment by {name!r}: it is one of the ranking's own columns")
+        selected.append(quote_identifier(name))
     has_run_id = kind == "run" and "run_id" in available and "run_id" not in mapping.values()
     if has_run_id:
         selected.append(f"CAST({quote_identifier('run_id')} AS VARCHAR) AS run_id")

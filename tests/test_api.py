@@ -315,3 +315,34 @@ def test_shell_entry_point_reads_every_numbered_file():
 def test_evaluate_on_the_readme_sample():
     values = duckrank.evaluate(str(QRELS), str(RUN), ["ndcg@10", "map", "mrr"])
     assert set(values) == {"ndcg@10", "map", "mrr"} and all(0 < v < 1 for v in values.values())
+
+
+def _with_country():
+    run = pq.read_table(RUN)
+    countries = ["us" if int(q[1:]) % 2 else "de" for q in run.column("query_id").to_pylist()]
+    return run.append_column("country", pa.array(countries))
+
+
+def test_segments_score_each_value_in_one_pass():
+    run = _with_country()
+    by_country = duckrank.evaluate(QRELS, run, ["map", "P@5", "GAUC"], by="country")
+    assert set(by_country) == {"de", "us"}
+    for country in ("de", "us"):
+        part = run.filter(pa.compute.equal(run.column("country"), country))
+        alone = duckrank.evaluate(QRELS, part.drop_columns(["country"]), ["map", "P@5", "GAUC"])
+        assert by_country[country] == pytest.approx(alone, abs=1e-12)
+    rows = duckrank.evaluate(QRELS, run, ["map"], by="country", per_query=True).fetchall()
+    assert len(rows) == 50 and {row[0] for row in rows} == {"de", "us"}
+
+
+def test_segments_with_several_runs():
+    run = _with_country()
+    both = duckrank.evaluate(QRELS, [run, run], ["map"], by=["country"], run_names=["a", "b"])
+    assert set(both["a"]) == set(both["b"]) == {"de", "us"}
+    for country in ("de", "us"):
+        assert both["a"][country] == pytest.approx(both["b"][country], abs=1e-12)
+
+
+def test_segment_column_must_exist():
+    _raises(duckrank.InputError, "no column 'region' to segment by", "'country'", qrels=QRELS, run=_with_country(),
+            by="region")
