@@ -9,9 +9,11 @@ Imports of duckdb and the facade happen inside the commands so `duckrank --help`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -35,6 +37,7 @@ CONVERT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
 KINDS = ("run", "qrels")
 
 # trec_eval's default measure set ("official"), which `duckrank eval` prints without -m.
+# Each -m argument goes through duckrank.measures.expand_measures like any other.
 DEFAULT_MEASURES = [
     "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
     "iprec_at_recall.0.00,0.10,0.20,0.30,0.40,0.50,0.60,0.70,0.80,0.90,1.00",
@@ -95,11 +98,18 @@ class Problems:
             raise click.UsageError("\nError: ".join(self.messages))
 
 
-def _clean_message(message: str) -> str:
+def _clean_message(message: Any) -> str:
+    """A facade message as the CLI says it: no prefixes, options spelled as flags (--score-col)."""
     message = str(message).strip()
     for prefix in ("duckrank: ", "Error: "):
         if message.startswith(prefix):
             message = message[len(prefix):]
+    message = re.sub(r"(?<![-\w])(query|doc|score|relevance)_col=", r"--\1-col", message)
+    message = re.sub(r"(?<![-\w])label_map=", "--label-map", message)
+    message = re.sub(r"(?<![-\w])label=", "--label", message)
+    message = re.sub(r"\b(ties|empty|unjudged|duplicates|gain) := '(\w+)'", r"--\1 \2", message)
+    message = message.replace("--run-format / run_format=", "--run-format").replace(
+        "--qrels-format / qrels_format=", "--qrels-format")
     return message
 
 
@@ -122,9 +132,11 @@ def handle_errors(function: Callable) -> Callable:
         except DuckrankError as error:
             raise click.ClickException(_clean_message(error)) from None
         except BrokenPipeError:
-            # `duckrank eval ... | head`: the reader left; that is not an error.
-            with _suppress_all():
-                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+            # `duckrank eval ... | head`: the reader left, which is not an error. Point stdout at
+            # /dev/null so the interpreter's final flush does not complain either.
+            with contextlib.suppress(Exception):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
             raise click.exceptions.Exit(0) from None
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
@@ -145,14 +157,6 @@ def handle_errors(function: Callable) -> Callable:
     return wrapper
 
 
-class _suppress_all:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return True
-
-
 def _is_duckdb_error(error: BaseException) -> bool:
     return type(error).__module__.startswith(("duckdb", "_duckdb"))
 
@@ -167,7 +171,7 @@ def output_options(function: Callable) -> Callable:
         "--quiet", is_flag=True, help="No progress indicator on stderr."
     )(function)
     function = click.option(
-        "-o", "--output", metavar="FILE",
+        "-o", "--output", "output_path", metavar="FILE",
         help="Write to FILE (atomically: a temporary file in the same folder, then a rename) instead "
              "of stdout. Its extension (.csv .tsv .json .jsonl .parquet .md .tex) picks the format "
              "when --format is not given.",
@@ -240,10 +244,13 @@ def _check_engine(problems: Problems, threads: str | None, memory_limit: str | N
 def _valid_memory_limit(value: str) -> bool:
     import duckdb
 
+    con = duckdb.connect()
     try:
-        duckdb.connect().execute("SET memory_limit = ?", [value]).fetchall()
+        con.execute("SET memory_limit = ?", [value]).fetchall()
     except duckdb.Error:
         return False
+    finally:
+        con.close()
     return True
 
 
@@ -266,10 +273,11 @@ class Progress:
     Polls the connection's query_progress() from a thread; short jobs (< 0.5 s) print nothing.
     """
 
-    def __init__(self, con, label: str, enabled: bool) -> None:
+    def __init__(self, con, label: str, enabled: bool, delay: float = 0.5) -> None:
         self.con = con
         self.label = label
         self.enabled = enabled
+        self.delay = delay
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._shown = False
@@ -288,7 +296,7 @@ class Progress:
 
     def _run(self) -> None:
         start = time.monotonic()
-        if self._stop.wait(0.5):
+        if self._stop.wait(self.delay):
             return
         spinner = "|/-\\"
         tick = 0
@@ -298,7 +306,7 @@ class Progress:
             except Exception:  # noqa: BLE001
                 percent = -1
             elapsed = time.monotonic() - start
-            shown = f"{percent:5.1f}%" if percent is not None and percent >= 0 else spinner[tick % 4]
+            shown = f"{percent:5.1f}%" if percent is not None and percent > 0 else spinner[tick % 4]
             sys.stderr.write(f"\rduckrank: {self.label} {shown}  {elapsed:5.1f}s")
             sys.stderr.flush()
             self._shown = True
@@ -350,13 +358,19 @@ def main() -> None:
 @click.option("-q", "per_query", is_flag=True, help="Per-query rows as well as the summary (trec_eval -q).")
 @click.option("-c", "complete", is_flag=True,
               help="Complete: qrels queries missing from the run score 0 (trec_eval -c).")
-@click.option("-l", "rel_level", metavar="N", help="Relevance level: grade >= N is relevant (trec_eval -l; default 1).")
-@click.option("-M", "max_rank", metavar="N", help="Max rank: score only the top N of each query (trec_eval -M).")
+@click.option("-l", "rel_level", metavar="N",
+              help="Relevance level: grade >= N is relevant (trec_eval -l; default 1).")
+@click.option("-M", "max_rank", metavar="N",
+              help="Max rank: score only the top N of each query (trec_eval -M).")
 @click.option("-n", "no_summary", is_flag=True, help="No summary rows (trec_eval -n); use with -q.")
+@click.option("-J", "judged_only", is_flag=True,
+              help="Judged docs only: drop unjudged docs before ranking (trec_eval -J; --unjudged skip).")
 @click.option("--ties", metavar="RULE", help=f"Tie rule: {', '.join(TIES)} (default trec: doc_id descending).")
 @click.option("--gain", metavar="GAIN",
-              help="Gain of a grade: linear (default), exp (2^g-1), raw, or a map like 1=3,2=9.")
-@click.option("--empty", metavar="POLICY", help=f"Queries with no relevant docs: {', '.join(EMPTY)} (default zero).")
+              help="Gain of a grade for nDCG/DCG/CG: linear (default, trec_eval), exp (2^g-1), raw "
+                   "(negative grades penalise). A per-grade map is a measure: -m ndcg.1=3,2=9.")
+@click.option("--empty", metavar="POLICY",
+              help=f"Queries with no relevant docs: {', '.join(EMPTY)} (default zero).")
 @click.option("--unjudged", metavar="POLICY",
               help=f"Unjudged retrieved docs: {', '.join(UNJUDGED)} (default nonrelevant).")
 @click.option("--duplicates", metavar="POLICY",
@@ -368,6 +382,11 @@ def main() -> None:
 @click.option("--log", "log", metavar="FILE",
               help="Score one impression log (query, doc, score and label on each row) instead of QRELS RUN.")
 @click.option("--label", metavar="COL", help="With --log: the column holding the judgment (e.g. clicked).")
+@click.option("--label-map", metavar="VALUE=GRADE,...",
+              help="With --log: grades for a text label column, e.g. purchase=3,click=1 (others grade 0).")
+@click.option("--by", "segments", multiple=True, metavar="COL",
+              help="Score every measure per value of COL, a column of the run (or --log) such as device; "
+                   "repeatable.")
 @click.option("--run-format", metavar="FORMAT",
               help=f"Read runs (or the --log) as {', '.join(INPUT_FORMATS)} instead of detecting it.")
 @click.option("--qrels-format", metavar="FORMAT",
@@ -375,14 +394,15 @@ def main() -> None:
 @output_options
 @engine_options
 @handle_errors
-def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank, no_summary, ties, gain,
-                 empty, unjudged, duplicates, query_col, doc_col, score_col, relevance_col, log, label,
-                 run_format, qrels_format, fmt, output, quiet, threads, memory_limit, temp_dir):
+def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank, no_summary, judged_only, ties,
+                 gain, empty, unjudged, duplicates, query_col, doc_col, score_col, relevance_col, log, label,
+                 label_map, segments, run_format, qrels_format, fmt, output_path, quiet, threads, memory_limit, temp_dir):
     """Score one or more runs against QRELS (trec_eval's argument order).
 
     \b
     Inputs are Parquet, CSV/TSV, JSONL or TREC text (run: query Q0 doc rank score
     run_id; qrels: query iteration doc grade), detected from the file.
+
     \b
     Examples:
       duckrank eval qrels.txt run.txt -m all_trec -q --format trec
@@ -401,8 +421,8 @@ def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank
         if label is None:
             problems.add("--log needs --label COL: the column that holds each row's judgment (e.g. clicked)")
     else:
-        if label is not None:
-            problems.add("--label only applies with --log FILE")
+        if label is not None or label_map is not None:
+            problems.add(f"{'--label' if label is not None else '--label-map'} only applies with --log FILE")
         if qrels is None:
             problems.add("missing QRELS and RUN: give the qrels file, then one or more run files "
                          "(or --log FILE --label COL)")
@@ -414,20 +434,21 @@ def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank
     conventions["ties"] = problems.choice("--ties", ties, TIES)
     conventions["empty"] = problems.choice("--empty", empty, EMPTY)
     conventions["unjudged"] = problems.choice("--unjudged", unjudged, UNJUDGED)
+    if judged_only:
+        if conventions["unjudged"] not in (None, "skip"):
+            problems.add(f"-J means --unjudged skip; it contradicts --unjudged {unjudged}")
+        conventions["unjudged"] = "skip"
     conventions["duplicates"] = problems.choice("--duplicates", duplicates, DUPLICATES)
     conventions["rel_level"] = problems.number("-l", rel_level)
     conventions["max_rank"] = problems.integer("-M", max_rank)
-    if gain is not None:
-        gain_value = _parse_gain(problems, gain)
-        if isinstance(gain_value, dict):
-            conventions["gain_map"] = gain_value
-        else:
-            conventions["gain"] = gain_value
+    conventions["gain"] = problems.choice("--gain", gain, GAINS)
     if complete:
         conventions["complete"] = True
     conventions = {key: value for key, value in conventions.items() if value is not None}
     run_fmt = problems.choice("--run-format", run_format, INPUT_FORMATS)
     qrels_fmt = problems.choice("--qrels-format", qrels_format, INPUT_FORMATS)
+
+    grades = _parse_label_map(problems, label_map) if label_map is not None else None
 
     if no_summary and not per_query:
         problems.add("-n drops the summary and without -q there are no per-query rows to print; add -q")
@@ -436,7 +457,10 @@ def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank
     from duckrank.errors import MeasureError
     from duckrank.measures import expand_measures, parse_measure
 
-    requested = list(measures) or DEFAULT_MEASURES
+    requested: list[str] = []
+    for argument in measures or ["official"]:
+        # trec_eval's default set has a name too: -m official
+        requested.extend(DEFAULT_MEASURES if argument.strip().lower() == "official" else [argument])
     parsed = []
     seen = set()
     try:
@@ -454,57 +478,65 @@ def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank
             problems.add(_clean_message(error))
 
     # output and engine
-    fmt = _pick_format(problems, fmt, output, output.FORMATS if False else _FORMATS)
+    fmt = _pick_format(problems, fmt, output_path, output.FORMATS)
+    if segments and fmt == "trec":
+        problems.add("--format trec has no column for --by segments; use table, tsv, csv, json, jsonl or parquet")
     inputs = [log] if log is not None else [qrels, *runs]
-    _check_output(problems, fmt, output, [source for source in inputs if source])
+    _check_output(problems, fmt, output_path, [source for source in inputs if source])
     engine = _check_engine(problems, threads, memory_limit, temp_dir)
     problems.raise_if_any()
 
-    # compute
+    # compute: the progress indicator watches the connection from the first read to the last write
+    import duckdb
+
     from duckrank.evaluation import compute
 
-    with_runid = not measures or any(m.strip().lower() == "all_trec" for m in measures)
+    # trec_eval prints its runid line for its measure sets
+    with_runid = not measures or any(m.strip().lower() in ("all_trec", "official") for m in measures)
+    input_formats = (
+        {"log_format": run_fmt} if log is not None
+        else {"run_format": _facade_format(run_fmt, "run"), "qrels_format": _facade_format(qrels_fmt, "qrels")}
+    )
     kwargs: dict[str, Any] = dict(
-        log=log, label=label, run_format=_facade_format(run_fmt, "run"),
-        qrels_format=_facade_format(qrels_fmt, "qrels"), query_col=query_col, doc_col=doc_col,
-        score_col=score_col, relevance_col=relevance_col, **engine, **conventions,
+        log=log, label=label, label_map=grades, by=list(segments) or None, query_col=query_col, doc_col=doc_col, score_col=score_col,
+        relevance_col=relevance_col, **input_formats, **engine, **conventions,
     )
     kwargs = {key: value for key, value in kwargs.items() if value is not None}
-    spellings = [m.spelling for m in parsed]
-    results = compute(qrels, list(runs), spellings, **kwargs)
-    with Progress(results.con, "scoring", _progress_enabled(quiet)):
-        _write_eval(results, parsed, fmt, output, per_query=per_query, summary=not no_summary,
-                    with_runid=with_runid)
+    con = duckdb.connect()
+    try:
+        what = "the log" if log is not None else f"{len(runs)} run" + ("s" if len(runs) > 1 else "")
+        with Progress(con, f"scoring {what}", _progress_enabled(quiet)):
+            results = compute(qrels, list(runs) if log is None else None, [m.spelling for m in parsed],
+                              con=con, **kwargs)
+            _write_eval(results, results.measures, fmt, output_path, per_query=per_query, summary=not no_summary,
+                        with_runid=with_runid)
+    finally:
+        con.close()
 
 
-_FORMATS = output.FORMATS
+def _parse_label_map(problems: Problems, text: str) -> dict[str, float] | None:
+    grades: dict[str, float] = {}
+    for pair in text.split(","):
+        value, sep, grade = pair.partition("=")
+        try:
+            if not sep or not value.strip():
+                raise ValueError
+            grades[value.strip()] = float(grade)
+        except ValueError:
+            problems.add(f"--label-map must be VALUE=GRADE pairs such as purchase=3,click=1; got {text!r}")
+            return None
+    return grades
 
 
 def _facade_format(fmt: str | None, kind: str) -> str | None:
+    """The CLI's 'trec' is the facade's trec_run or trec_qrels."""
     if fmt == "trec":
         return f"trec_{kind}"
     return fmt
 
 
-def _parse_gain(problems: Problems, text: str) -> str | dict[float, float] | None:
-    if text.lower() in GAINS:
-        return text.lower()
-    if "=" in text:
-        gains: dict[float, float] = {}
-        for pair in text.split(","):
-            grade, _, gain = pair.partition("=")
-            try:
-                gains[float(grade)] = float(gain)
-            except ValueError:
-                problems.add(f"--gain map must be grade=gain pairs such as 1=3,2=9; got {text!r}")
-                return None
-        return gains
-    problems.add(f"--gain must be one of {', '.join(GAINS)} or a map such as 1=3,2=9; got {text!r}")
-    return None
-
-
-# The eval output: one row per (run, query or 'all', measure), ordered as trec_eval prints it:
-# per run, every query's block (queries in id order), then the summary block.
+# The eval output: one row per (run, segment, query or 'all', measure), ordered as trec_eval prints it:
+# per run (and --by segment), every query's block (queries in id order), then the summary block.
 _EVAL_SQL = """
 WITH measures AS (
     SELECT unnest($spellings) AS spelling, unnest($printed) AS metric,
@@ -514,20 +546,24 @@ runs AS (
     SELECT unnest($runs) AS run, unnest(range(len($runs))) AS run_order
 ),
 rows AS (
-    SELECT run, CAST(query_id AS VARCHAR) AS query_id, measure, value, 0 AS part,
+    SELECT run, {by_columns}CAST(query_id AS VARCHAR) AS query_id, measure, value, 0 AS part,
            dense_rank() OVER (ORDER BY query_id) AS query_order
     FROM {per_query} WHERE $with_per_query
     UNION ALL
-    SELECT run, 'all' AS query_id, measure, value, 1 AS part, 0 AS query_order
+    SELECT run, {by_columns}'all' AS query_id, measure, value, 1 AS part, 0 AS query_order
     FROM {summary} WHERE $with_summary
 )
-SELECT {run_column} rows.query_id, measures.metric, CAST(rows.value AS DOUBLE) AS value
+SELECT {run_column}{by_rows}rows.query_id, measures.metric, CAST(rows.value AS DOUBLE) AS value
 FROM rows
 JOIN measures ON rows.measure = measures.spelling
 JOIN runs ON rows.run = runs.run
 WHERE rows.part = 1 OR measures.per_query_ok
-ORDER BY runs.run_order, rows.part, rows.query_order, measures.measure_order
+ORDER BY runs.run_order, {by_rows}rows.part, rows.query_order, measures.measure_order
 """
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _integer_measure(measure) -> bool:
@@ -538,12 +574,15 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
                 with_runid: bool) -> None:
     con = results.con
     run_names = [str(run) for run in results.runs]
+    segments = list(getattr(results, "by", None) or [])
     several = len(run_names) > 1
     results.summary.create_view("duckrank_cli_summary", replace=True)
     results.per_query.create_view("duckrank_cli_per_query", replace=True)
     sql = _EVAL_SQL.format(
         per_query="duckrank_cli_per_query", summary="duckrank_cli_summary",
-        run_column="rows.run," if several else "",
+        run_column="rows.run, " if several else "",
+        by_columns="".join(f"{_quote(name)}, " for name in segments),
+        by_rows="".join(f"rows.{_quote(name)}, " for name in segments),
     )
     params = {
         "spellings": [m.spelling for m in measures],
@@ -553,18 +592,12 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
         "with_per_query": bool(per_query),
         "with_summary": bool(summary),
     }
-    columns = (["run"] if several else []) + ["query_id", "metric", "value"]
+    keys = (["run"] if several else []) + segments
+    columns = [*keys, "query_id", "metric", "value"]
     integer_metrics = {m.printed_name for m in measures if _integer_measure(m)}
 
     if fmt == "parquet":
-        if path in (None, "-"):
-            with output.atomic_path(os.path.join(_scratch_dir(), "duckrank-stdout.parquet")) as tmp:
-                con.execute(f"COPY ({sql}) TO $path (FORMAT parquet)", {**params, "path": tmp}).fetchall()
-                output.copy_to_stdout(tmp)
-                os.unlink(tmp)
-                open(tmp, "w").close()  # atomic_path renames it; leave an empty file to rename
-            return
-        with output.atomic_path(path) as tmp:
+        with _binary_target(path) as tmp:
             con.execute(f"COPY ({sql}) TO $path (FORMAT parquet)", {**params, "path": tmp}).fetchall()
         return
 
@@ -576,22 +609,30 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
 
     with output.text_output(path) as stream:
         if fmt == "trec":
-            _write_trec(stream, rows(), several, integer_metrics, run_names, results, with_runid and summary)
+            _write_trec(stream, rows(), several, integer_metrics, run_names, with_runid and summary)
         elif fmt in output.MACHINE_FORMATS:
             output.write_machine(fmt, columns, rows(), stream)
         else:
-            _write_eval_human(fmt, stream, rows(), several, per_query, integer_metrics, run_names)
+            _write_eval_human(fmt, stream, rows(), several, segments, per_query, integer_metrics, run_names)
 
 
-def _scratch_dir() -> str:
+@contextlib.contextmanager
+def _binary_target(path: str | None) -> Iterator[str]:
+    """A path for DuckDB to COPY a binary file to: renamed onto -o FILE, or streamed to stdout."""
+    if path not in (None, "-"):
+        with output.atomic_path(path) as tmp:
+            yield tmp
+        return
     import tempfile
 
-    return tempfile.gettempdir()
+    with tempfile.TemporaryDirectory(prefix="duckrank-") as folder:
+        tmp = os.path.join(folder, "output.parquet")
+        yield tmp
+        output.copy_to_stdout(tmp)
 
 
-def _write_trec(stream, rows, several: bool, integer_metrics: set[str], run_names: list[str], results,
+def _write_trec(stream, rows, several: bool, integer_metrics: set[str], run_names: list[str],
                 with_runid: bool) -> None:
-    runids = _run_ids(results, run_names) if with_runid else {}
     current_run = None
     in_summary = False
     for row in rows:
@@ -601,32 +642,25 @@ def _write_trec(stream, rows, several: bool, integer_metrics: set[str], run_name
         if query_id == "all" and not in_summary:
             in_summary = True
             if with_runid:
-                stream.write(output.trec_line("runid", "all", runids.get(run, run)))
+                stream.write(output.trec_line("runid", "all", run))
         stream.write(output.trec_line(metric, query_id, value, metric in integer_metrics))
 
 
-def _run_ids(results, run_names: list[str]) -> dict[str, str]:
-    """trec_eval prints the run_id column's value on its runid line; fall back to the run's name."""
-    finder = getattr(results, "run_ids", None)
-    if isinstance(finder, dict):
-        return {str(k): str(v) for k, v in finder.items()}
-    return {name: name for name in run_names}
-
-
-def _write_eval_human(fmt, stream, rows, several, per_query, integer_metrics, run_names) -> None:
-    # Pivot runs into columns: one row per (query, metric), one value column per run.
-    table: dict[tuple[str, str], dict[str, Any]] = {}
+def _write_eval_human(fmt, stream, rows, several, segments, per_query, integer_metrics, run_names) -> None:
+    # Pivot runs into columns: one line per (segment, query, metric), one value column per run.
+    table: dict[tuple, dict[str, Any]] = {}
     for row in rows:
-        run, query_id, metric, value = row if several else (run_names[0], *row)
-        table.setdefault((query_id, metric), {})[run] = value
+        run, rest = (row[0], row[1:]) if several else (run_names[0], row)
+        *segment, query_id, metric, value = rest
+        key = (*("" if v is None else str(v) for v in segment), *([query_id] if per_query else []), metric)
+        table.setdefault(key, {})[run] = value
     value_columns = run_names if several else ["value"]
-    columns = (["query_id"] if per_query else []) + ["metric"] + value_columns
-    align = (["l"] if per_query else []) + ["l"] + ["r"] * len(value_columns)
+    columns = [*segments, *(["query_id"] if per_query else []), "metric", *value_columns]
+    align = ["l"] * (len(columns) - len(value_columns)) + ["r"] * len(value_columns)
     cells = []
-    for (query_id, metric), values in table.items():
-        integer = metric in integer_metrics
-        shown = [output.display_value(values.get(run), integer) for run in run_names]
-        cells.append(([query_id] if per_query else []) + [metric] + shown)
+    for key, values in table.items():
+        integer = key[-1] in integer_metrics
+        cells.append([*key, *(output.display_value(values.get(run), integer) for run in run_names)])
     output.write_human(fmt, columns, cells, stream, align)
 
 
@@ -638,7 +672,7 @@ def _write_eval_human(fmt, stream, rows, several, per_query, integer_metrics, ru
 @click.argument("names", nargs=-1, metavar="[NAME ...]")
 @output_options
 @handle_errors
-def metrics_command(names, fmt, output, quiet):
+def metrics_command(names, fmt, output_path, quiet):
     """List every measure: definition, spellings, options with defaults, and the SQL file.
 
     Read from the SQL catalog, so it is always what the library computes. NAME filters the
@@ -646,16 +680,68 @@ def metrics_command(names, fmt, output, quiet):
     """
     problems = Problems()
     allowed = tuple(f for f in output.FORMATS if f != "trec")
-    fmt = _pick_format(problems, fmt, output, allowed)
-    _check_output(problems, fmt, output, [])
+    fmt = _pick_format(problems, fmt, output_path, allowed)
+    _check_output(problems, fmt, output_path, [])
     problems.raise_if_any()
 
-    from duckrank.measures import catalog
-
-    entries = list(catalog())
+    entries = _catalog()
     if names:
         entries = _filter_catalog(entries, names)
-    _write_catalog(entries, fmt, output)
+    _write_catalog(entries, fmt, output_path)
+
+
+def _catalog() -> list[dict]:
+    return [dict(entry) for entry in _catalog_entries()]
+
+
+@functools.cache
+def _catalog_entries() -> tuple[dict, ...]:
+    """duckrank.measures.catalog() when the facade has it; else the same listing built here from the
+    measure registry and the SQL catalog: each definition is its macro's COMMENT in duckdb_functions(),
+    each source the .sql file that creates the macro, so the listing cannot drift from the library."""
+    from duckrank import measures
+
+    if hasattr(measures, "catalog"):
+        return tuple(measures.catalog())
+
+    from duckrank._library import connect, library_files
+
+    con = connect()
+    comments = dict(con.execute(
+        "SELECT function_name, comment FROM duckdb_functions() WHERE schema_name = 'duckrank' "
+        "ORDER BY function_type DESC").fetchall())  # table_macro first: the per-query macro wins
+    con.close()
+    sources: dict[str, str] = {}
+    for path in library_files():
+        for name in re.findall(r"CREATE OR REPLACE MACRO duckrank\.(\w+)", path.read_text(encoding="utf-8")):
+            sources.setdefault(name, f"sql/{path.name}")
+    spellings: dict[str, list[str]] = {}
+    for name, (metric, _fixed) in measures.NAMES.items():
+        cutoff = measures.METRICS[metric].cutoff
+        spellings.setdefault(metric, []).append(f"{name}@{cutoff}" if cutoff else name)
+    for name, (metric, _fixed, parameter) in measures.TREC_NAMES.items():
+        # trec_eval's ndcg parameter is a gain map (ndcg.1=3,2=9); the others are a number (P.5)
+        spellings.setdefault(metric, []).append(f"{name}.N" if parameter in ("k", "mult", "recall") else name)
+    entries = []
+    for metric in measures.METRICS.values():
+        macro = next((m for m in (metric.name, *re.findall(r"duckrank\.(\w+)\(", metric.aggregate))
+                      if m in comments), None)
+        if macro is None and metric.name.startswith("num_"):
+            macro = "counts"
+        if macro is None and metric.name.startswith("gm_"):
+            macro = {"gm_map": "average_precision", "gm_bpref": "bpref"}.get(metric.name)
+        definition = comments.get(macro) or ""
+        if metric.summary == "gmean":
+            definition = f"geometric mean over queries of: {definition}"
+        entries.append({
+            "name": metric.name,
+            "spellings": sorted(set(spellings.get(metric.name, [])), key=str.lower),
+            "definition": definition,
+            "options": dict(metric.options),
+            "summary": metric.summary,
+            "source": sources.get(macro or "", ""),
+        })
+    return tuple(entries)
 
 
 def _filter_catalog(entries: list[dict], names: tuple[str, ...]) -> list[dict]:
@@ -721,16 +807,7 @@ def _write_catalog(entries: list[dict], fmt: str, path: str | None) -> None:
             + ", ".join(f"unnest($c{i}) AS \"{c}\"" for i, c in enumerate(columns)) + ")",
             {f"c{i}": [row[i] for row in rows] for i in range(len(columns))},
         ).fetchall()
-        target = path if path not in (None, "-") else None
-        if target is None:
-            import tempfile
-
-            with tempfile.TemporaryDirectory() as folder:
-                tmp = os.path.join(folder, "metrics.parquet")
-                con.execute("COPY catalog TO $path (FORMAT parquet)", {"path": tmp}).fetchall()
-                output.copy_to_stdout(tmp)
-            return
-        with output.atomic_path(target) as tmp:
+        with _binary_target(path) as tmp:
             con.execute("COPY catalog TO $path (FORMAT parquet)", {"path": tmp}).fetchall()
         return
     with output.text_output(path) as stream:
@@ -773,7 +850,8 @@ def _write_catalog_blocks(entries: list[dict], stream) -> None:
 
 
 @main.command("sql", context_settings=CONTEXT_SETTINGS)
-@click.option("-o", "--output", metavar="FILE", help="Write to FILE (atomically) instead of stdout.")
+@click.option("-o", "--output", "output_path", metavar="FILE",
+              help="Write to FILE (atomically) instead of stdout.")
 @handle_errors
 def sql_command(output_path):
     """Print the whole macro library as SQL.
@@ -783,9 +861,9 @@ def sql_command(output_path):
       duckrank sql | duckdb my.db
     then call e.g. SELECT * FROM duckrank.ndcg('qrels.parquet', 'run.parquet', k := 10).
     """
-
-
-def _sql_impl(output_path: str | None) -> None:
+    problems = Problems()
+    _check_output(problems, "sql", output_path, [])
+    problems.raise_if_any()
     from duckrank._library import library_sql
 
     text = library_sql()
@@ -838,43 +916,62 @@ def convert_command(source, target, kind, from_format, to_format, query_col, doc
     engine = _check_engine(problems, threads, memory_limit, temp_dir)
     problems.raise_if_any()
 
-    from duckrank import inputs
-    from duckrank._library import connect
+    import duckdb
 
-    con = connect()
-    _apply_engine(con, engine)
-    if kind is None:
-        kind = _detect_kind(inputs, con, source, from_fmt)
+    from duckrank import inputs
+
     columns = {
         key: value for key, value in {
             "query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col,
         }.items() if value is not None
     }
-    with Progress(con, "converting", _progress_enabled(quiet)):
-        view = inputs.read_table(con, source, kind, fmt=_facade_format(from_fmt, kind),
-                                 columns=columns or None)
-        with output.atomic_path(target) as tmp:
-            inputs.write_table(con, view, tmp, _facade_format(to_fmt, kind))
+
+    con = duckdb.connect()  # reading and writing need no macros
+    try:
+        _apply_engine(con, engine)
+        with Progress(con, "converting", _progress_enabled(quiet)):
+            table = _read_convert_input(inputs, con, source, kind, from_fmt, columns)
+            with output.atomic_path(target) as tmp:
+                inputs.write_table(con, table.view, tmp, _facade_format(to_fmt, table_kind(table)))
+    finally:
+        con.close()
+
+
+def table_kind(source) -> str:
+    return "run" if "score" in source.columns else "qrels"
+
+
+def _read_convert_input(inputs, con, source: str, kind: str | None, fmt: str | None, columns: dict):
+    """read_table for IN; without --kind, a TREC file's shape or the columns decide run or qrels."""
+    from duckrank.errors import InputError
+
+    if kind is None:
+        detected = _facade_format(fmt, "run") if fmt else None
+        if detected is None and os.path.exists(source):
+            detected = inputs.detect_format(source)
+        if detected in ("trec_run", "trec_qrels"):
+            kind = "run" if detected == "trec_run" else "qrels"
+            fmt = "trec"
+        elif "score" in columns:
+            kind = "run"
+        elif "relevance" in columns:
+            kind = "qrels"
+    if kind is not None:
+        return inputs.read_table(con, source, kind, fmt=_facade_format(fmt, kind), columns=columns or None)
+    try:
+        return inputs.read_table(con, source, "qrels", fmt=_facade_format(fmt, "qrels"), columns=columns or None)
+    except InputError as qrels_error:
+        try:
+            return inputs.read_table(con, source, "run", fmt=_facade_format(fmt, "run"), columns=columns or None)
+        except InputError as run_error:
+            if "no column" not in str(run_error) or "no column" not in str(qrels_error):
+                raise
+            raise InputError(
+                f"{source} is neither a run (query_id, doc_id, score) nor qrels (query_id, doc_id, "
+                f"relevance): {_clean_message(run_error)}; or pass --kind qrels with --relevance-col"
+            ) from None
 
 
 def _convert_format_from_extension(path: str) -> str:
     guessed = output.format_from_extension(path)
     return guessed if guessed in CONVERT_FORMATS else "trec"
-
-
-def _detect_kind(inputs, con, source: str, fmt: str | None) -> str:
-    detected = _facade_format(fmt, "run") if fmt else inputs.detect_format(source)
-    if detected == "trec_qrels":
-        return "qrels"
-    if detected == "trec_run":
-        return "run"
-    from duckrank.errors import InputError
-
-    raise InputError(
-        f"{source}: cannot tell whether it is a run or qrels from its format alone; pass --kind run or "
-        "--kind qrels"
-    )
-
-
-def _main_sql_fix() -> None:  # pragma: no cover - placeholder removed below
-    pass

@@ -119,6 +119,8 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
         label = f"{kind} {text!r}"
         if not _exists(text):
             raise InputError(f"{kind} file {text!r} not found (looked from {os.getcwd()}); check the path")
+        if os.path.isfile(text) and os.path.getsize(text) == 0:
+            raise InputError(f"{kind} file {text!r} is empty: there is nothing to evaluate")
         if fmt is not None and fmt not in FORMATS:
             raise OptionError(f"--{kind}-format must be one of {', '.join(FORMATS)}; got {fmt!r}")
         chosen = fmt or detect_format(text, kind)
@@ -176,6 +178,8 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
             expression = f"CASE {expression} {cases} ELSE 0.0 END"
         elif std in ("score", "relevance", "label"):
             if not column_type.upper().startswith(_NUMERIC):
+                if not relation.limit(1).fetchall():  # a header-only text file reads as VARCHAR columns
+                    raise InputError(f"{label} is empty: there is nothing to evaluate")
                 hint = " or map event types to grades with label_map=" if std == "label" else ""
                 raise InputError(f"{label}: column {given!r} holds {column_type}, but {std} must be numeric; "
                                  f"cast it{hint}")

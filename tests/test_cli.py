@@ -1,0 +1,864 @@
+"""The command line: every command, every output format, every error path, trec_eval conformance.
+
+Most tests go through click's CliRunner (fast, in-process); the `subprocess` tests run the installed
+console script and `python -m duckrank`, which is what users and scripts actually call.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+import duckrank
+from duckrank.cli import Progress, main
+
+DUCKRANK = Path(sys.executable).parent / "duckrank"
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers and data
+
+
+def run(*args: str | os.PathLike, input: str | None = None):
+    """Invoke the CLI in-process; never let an exception escape as a traceback."""
+    result = CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=True)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"uncaught {result.exception!r}\n{result.output}") from result.exception
+    return result
+
+
+def assert_error(result, code: int, *fragments: str) -> str:
+    """Exit `code`, an "Error:" line on stderr naming every fragment, no traceback, nothing on stdout."""
+    assert result.exit_code == code, (result.exit_code, result.output)
+    stderr = result.stderr
+    assert re.search(r"^Error: ", stderr, re.M), stderr
+    assert "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in stderr, (fragment, stderr)
+    assert result.stdout == ""
+    return stderr
+
+
+QRELS_ROWS = [  # query_id, doc_id, relevance
+    ("q1", "d1", 2), ("q1", "d2", 1), ("q1", "d3", 0), ("q1", "d4", 1),
+    ("q2", "d1", 0), ("q2", "d5", 1),
+    ("q3", "d9", 1),  # a qrels query the run misses (counts under -c)
+]
+RUN_ROWS = [  # query_id, doc_id, score
+    ("q1", "d1", 0.9), ("q1", "d2", 0.8), ("q1", "d3", 0.7), ("q1", "d5", 0.6),
+    ("q2", "d5", 0.5), ("q2", "d1", 0.4), ("q2", "d6", 0.3),
+    ("q4", "d1", 1.0),  # a run query the qrels do not know (never scored)
+]
+RUN_B_ROWS = [("q1", "d4", 0.9), ("q1", "d1", 0.5), ("q2", "d6", 0.9), ("q2", "d5", 0.1)]
+
+
+def write_csv(path: Path, header: list[str], rows) -> Path:
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> dict[str, Path]:
+    """The same small qrels and runs in every input format (read-only: tests write elsewhere)."""
+    tmp_path = tmp_path_factory.mktemp("inputs")
+    files = {
+        "qrels.csv": write_csv(tmp_path / "qrels.csv", ["query_id", "doc_id", "relevance"], QRELS_ROWS),
+        "run.csv": write_csv(tmp_path / "run.csv", ["query_id", "doc_id", "score"], RUN_ROWS),
+        "run_b.csv": write_csv(tmp_path / "run_b.csv", ["query_id", "doc_id", "score"], RUN_B_ROWS),
+    }
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS_ROWS))
+    (tmp_path / "run.txt").write_text(
+        "".join(f"{q} Q0 {d} {i} {s} myrun\n" for i, (q, d, s) in enumerate(RUN_ROWS, 1)))
+    files["qrels.txt"], files["run.txt"] = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    con = duckdb.connect()
+    for name in ("qrels", "run"):
+        source = str(files[f"{name}.csv"])
+        for ext, options in (("parquet", "FORMAT parquet"), ("jsonl", "FORMAT json")):
+            target = tmp_path / f"{name}.{ext}"
+            con.execute(f"COPY (SELECT * FROM read_csv(?, header := true)) TO '{target}' ({options})",
+                        [source]).fetchall()
+            files[f"{name}.{ext}"] = target
+    con.close()
+    return files
+
+
+def api_summary(qrels, run_path, measures, **options) -> dict[str, float]:
+    """The Python API's numbers: the CLI must print exactly these (cached: each call costs a connection)."""
+    return dict(_api_summary(str(qrels), str(run_path), tuple(measures), tuple(sorted(options.items()))))
+
+
+@functools.cache
+def _api_summary(qrels, run_path, measures, options):
+    return tuple(duckrank.evaluate(qrels, run_path, list(measures), **dict(options)).items())
+
+
+# ---------------------------------------------------------------------------------------------
+# the group, help, version
+
+
+def test_help_lists_every_command():
+    for flag in ("-h", "--help"):
+        result = run(flag)
+        assert result.exit_code == 0
+        for command in ("eval", "metrics", "sql", "convert"):
+            assert command in result.stdout
+
+
+@pytest.mark.parametrize("command", ["eval", "metrics", "sql", "convert"])
+def test_command_help(command):
+    result = run(command, "-h")
+    assert result.exit_code == 0
+    assert "Usage: " in result.stdout
+
+
+def test_eval_help_documents_trec_eval_flags_and_formats():
+    text = run("eval", "--help").stdout
+    for flag in ("-m,", "-q ", "-c ", "-l N", "-M N", "-n ", "--ties", "--gain", "--empty", "--query-col",
+                 "--doc-col", "--score-col", "--relevance-col", "--log", "--label", "--run-format",
+                 "--qrels-format", "--format", "--output", "--quiet", "--threads", "--memory-limit", "--temp-dir"):
+        assert flag in text, flag
+    for fmt in ("table", "trec", "tsv", "csv", "json", "jsonl", "parquet", "markdown", "latex"):
+        assert fmt in text
+
+
+def test_version():
+    result = run("--version")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"duckrank {duckrank.__version__}"
+
+
+def test_unknown_command_is_a_usage_error():
+    result = run("evaluate")
+    assert result.exit_code == 2
+    assert "Error:" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# sql
+
+
+def test_sql_prints_the_whole_library():
+    result = run("sql")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == duckrank.library_sql().strip()
+
+
+def test_sql_installs_into_a_fresh_database(tmp_path):
+    script = run("sql").stdout
+    con = duckdb.connect(str(tmp_path / "my.db"))
+    con.execute(script).fetchall()
+    names = {row[0] for row in con.execute(
+        "SELECT function_name FROM duckdb_functions() WHERE schema_name = 'duckrank'").fetchall()}
+    assert {"ndcg", "average_precision", "precision", "ranked"} <= names
+    con.close()
+
+
+SHELL = shutil.which("duckdb", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+@pytest.mark.skipif(SHELL is None, reason="the duckdb shell (pip install duckdb-cli) is not installed")
+def test_sql_pipes_into_the_duckdb_shell(tmp_path, data):
+    shell = SHELL
+    database = tmp_path / "shell.db"
+    script = subprocess.run([str(DUCKRANK), "sql"], capture_output=True, text=True, check=True).stdout
+    subprocess.run([shell, str(database)], input=script, capture_output=True, text=True, check=True)
+    query = (f"SELECT round(avg(value), 6) FROM duckrank.average_precision('{data['qrels.parquet']}', "
+             f"'{data['run.parquet']}')")
+    shown = subprocess.run([shell, str(database), "-csv", "-noheader", "-c", query],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    expected = api_summary(data["qrels.parquet"], data["run.parquet"], ["map"])["map"]
+    assert float(shown) == pytest.approx(expected, abs=1e-6)
+
+
+def test_sql_to_a_file(tmp_path):
+    target = tmp_path / "duckrank.sql"
+    result = run("sql", "-o", target)
+    assert result.exit_code == 0 and result.stdout == ""
+    assert target.read_text().strip() == duckrank.library_sql().strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# eval: values and formats
+
+
+def parse_tsv(text: str, delimiter: str = "\t") -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text), delimiter=delimiter))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl", "txt"])
+def test_every_input_format_gives_the_same_numbers(data, fmt):
+    result = run("eval", data[f"qrels.{fmt}"], data[f"run.{fmt}"], "-m", "map", "-m", "nDCG@3", "-m", "P.2",
+                 "--format", "tsv")
+    assert result.exit_code == 0, result.output
+    rows = parse_tsv(result.stdout)
+    expected = api_summary(data["qrels.csv"], data["run.csv"], ["map", "nDCG@3", "P.2"])
+    assert [(r["query_id"], r["metric"]) for r in rows] == [("all", "map"), ("all", "nDCG@3"), ("all", "P_2")]
+    for row, measure in zip(rows, ["map", "nDCG@3", "P.2"]):
+        assert float(row["value"]) == expected[measure]  # full double precision, no rounding
+
+
+def test_machine_formats_keep_full_precision(data):
+    expected = api_summary(data["qrels.csv"], data["run.csv"], ["map"])["map"]
+    assert len(repr(expected)) > 8  # a value that 4 decimals would round
+    text = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "--format", "csv").stdout
+    assert float(parse_tsv(text, ",")[0]["value"]) == expected
+    value = json.loads(run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "--format", "json").stdout)
+    assert value == [{"query_id": "all", "metric": "map", "value": expected}]
+
+
+def test_jsonl_per_query_and_metric_names(data):
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "nDCG@3", "-m", "P.2", "-m", "P_3", "-q",
+                 "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert all(set(r) == {"query_id", "metric", "value"} for r in records)
+    # the user's spelling, or trec_eval's printed name for trec_eval spellings
+    assert [r["metric"] for r in records[:3]] == ["nDCG@3", "P_2", "P_3"]
+    assert [r["query_id"] for r in records] == ["q1"] * 3 + ["q2"] * 3 + ["all"] * 3
+    per_query = duckrank.evaluate(str(data["qrels.csv"]), str(data["run.csv"]), ["nDCG@3"], per_query=True)
+    expected = {q: v for q, _, v in per_query.fetchall()}
+    assert {r["query_id"]: r["value"] for r in records if r["metric"] == "nDCG@3" and r["query_id"] != "all"} \
+        == expected
+
+
+def test_several_runs_add_a_run_field(data):
+    result = run("eval", data["qrels.csv"], data["run.csv"], data["run_b.csv"], "-m", "map", "-m", "recip_rank",
+                 "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["run"], r["metric"]) for r in records] == [
+        (str(data["run.csv"]), "map"), (str(data["run.csv"]), "recip_rank"),
+        (str(data["run_b.csv"]), "map"), (str(data["run_b.csv"]), "recip_rank")]
+    expected_b = api_summary(data["qrels.csv"], data["run_b.csv"], ["map"])["map"]
+    assert records[2]["value"] == expected_b
+
+
+def test_table_format_is_aligned(data):
+    result = run("eval", data["qrels.csv"], data["run.csv"], data["run_b.csv"], "-m", "map", "-m", "num_ret",
+                 "--format", "table")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["metric", str(data["run.csv"]), str(data["run_b.csv"])]
+    assert set(lines[1].replace(" ", "")) == {"-"}
+    widths = {len(line) for line in lines}
+    assert len(widths) == 1  # right-aligned numbers: every line as wide as the header
+    assert re.fullmatch(r"map\s+\d\.\d{4}\s+\d\.\d{4}", lines[2])
+    assert re.fullmatch(r"num_ret\s+7\s+4", lines[3])  # counters print as integers
+
+
+def test_table_per_query(data):
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "P.1", "-q", "--format", "table")
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["query_id", "metric", "value"]
+    assert [line.split()[0] for line in lines[2:]] == ["q1", "q2", "all"]
+
+
+def test_trec_format_layout(data):
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "num_q", "-m", "num_ret", "-m", "map",
+                 "-m", "P.2", "-q", "--format", "trec")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    for line in lines:
+        measure, query, value = line.split("\t")
+        assert len(measure) == max(22, len(measure.rstrip())) and measure == measure.rstrip().ljust(22)
+        assert re.fullmatch(r"-?\d+(\.\d{4})?", value)
+    names = [line.split("\t")[0].strip() for line in lines]
+    # trec_eval prints num_q only in the summary; counters as integers; P.2 as P_2
+    assert names == ["num_ret", "map", "P_2", "num_ret", "map", "P_2", "num_q", "num_ret", "map", "P_2"]
+    assert lines[-4] == f"{'num_q':<22}\tall\t2"
+    assert lines[-3] == f"{'num_ret':<22}\tall\t7"
+
+
+def test_trec_format_prints_runid_for_all_trec(data):
+    result = run("eval", data["qrels.txt"], data["run.txt"], "-m", "all_trec", "--format", "trec")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == f"{'runid':<22}\tall\tmyrun"
+
+
+def test_parquet_to_file_and_stdout(data, tmp_path):
+    target = tmp_path / "out.parquet"
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "-m", "P.2", "-q", "-o", target)
+    assert result.exit_code == 0, result.output
+    con = duckdb.connect()
+    rows = con.execute("SELECT query_id, metric, value FROM read_parquet(?)", [str(target)]).fetchall()
+    assert rows[-2:] == [("all", "map", api_summary(data["qrels.csv"], data["run.csv"], ["map"])["map"]),
+                         ("all", "P_2", 0.75)]
+    piped = CliRunner().invoke(main, ["eval", str(data["qrels.csv"]), str(data["run.csv"]), "-m", "map",
+                                      "--format", "parquet"])
+    assert piped.exit_code == 0
+    assert piped.stdout_bytes[:4] == b"PAR1"
+    con.close()
+
+
+# table, trec, tsv, csv, json, jsonl and parquet have their own tests above; these two are for papers.
+@pytest.mark.parametrize("fmt, check", [
+    ("markdown", lambda text: text.startswith("| metric | value |\n|:---|---:|\n| map | 0.")
+     and "| num_ret | 7 |" in text),
+    ("latex", lambda text: text.startswith("\\begin{tabular}{lr}\n\\toprule\nmetric & value \\\\")
+     and "num\\_ret & 7 \\\\" in text and text.endswith("\\end{tabular}\n")),
+])
+def test_paper_formats(data, fmt, check):
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "-m", "num_ret", "--format", fmt)
+    assert result.exit_code == 0, result.output
+    assert check(result.stdout), result.stdout
+
+
+@pytest.mark.parametrize("ext, first_line", [  # (.csv: test_output_is_written_atomically)
+    ("jsonl", '{"query_id": "all", "metric": "map", "value": '),
+    ("tex", "\\begin{tabular}{lr}"),
+])
+def test_output_extension_picks_the_format(data, tmp_path, ext, first_line):
+    target = tmp_path / f"out.{ext}"
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "-o", target)
+    assert result.exit_code == 0 and result.stdout == ""
+    assert target.read_text().splitlines()[0].startswith(first_line)
+
+
+def test_default_format_off_a_terminal_is_tsv(data):
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map")
+    assert result.stdout.splitlines()[0] == "query_id\tmetric\tvalue"
+
+
+def test_default_measures_are_trec_eval_defaults(data):
+    result = run("eval", data["qrels.txt"], data["run.txt"], "--format", "trec")
+    names = [line.split("\t")[0].strip() for line in result.stdout.splitlines()]
+    assert names[:6] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map"]
+    assert names[-1] == "P_1000"
+
+
+# ---------------------------------------------------------------------------------------------
+# eval: trec_eval's flags and the conventions
+
+
+def test_comma_lists_and_repeated_measures(data):
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "P.1,2,3", "-m", "map", "-m", "map",
+                 "--format", "tsv")
+    assert [r["metric"] for r in parse_tsv(result.stdout)] == ["P_1", "P_2", "P_3", "map"]
+
+
+def test_complete_counts_missing_queries(data):
+    plain = parse_tsv(run("eval", data["qrels.csv"], data["run.csv"], "-m", "num_q", "-m", "map").stdout)
+    complete = parse_tsv(run("eval", data["qrels.csv"], data["run.csv"], "-m", "num_q", "-m", "map", "-c").stdout)
+    assert float(plain[0]["value"]) == 2 and float(complete[0]["value"]) == 3
+    assert float(complete[1]["value"]) == pytest.approx(float(plain[1]["value"]) * 2 / 3)
+
+
+def test_rel_level_and_max_rank(data):
+    for args, options in ((["-l", "2"], {"rel_level": 2}), (["-M2"], {"max_rank": 2})):
+        result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "-m", "P.3", *args)
+        assert result.exit_code == 0, result.output
+        values = [float(r["value"]) for r in parse_tsv(result.stdout)]
+        expected = api_summary(data["qrels.csv"], data["run.csv"], ["map", "P.3"], **options)
+        assert values == [expected["map"], expected["P.3"]]
+
+
+def test_no_summary_with_per_query(data):
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "-q", "-n")
+    assert [r["query_id"] for r in parse_tsv(result.stdout)] == ["q1", "q2"]
+
+
+@pytest.mark.parametrize("args, api", [
+    (["--ties", "average"], {"ties": "average"}),
+    (["--gain", "exp"], {"gain": "exp"}),
+    (["--empty", "skip"], {"empty": "skip"}),
+    (["-J"], {"unjudged": "skip"}),  # trec_eval's judged-only flag
+])
+def test_conventions_pass_through(data, args, api):
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "nDCG@3", "-c", *args)
+    assert result.exit_code == 0, result.output
+    expected = api_summary(data["qrels.csv"], data["run.csv"], ["nDCG@3"], complete=True, **api)["nDCG@3"]
+    assert float(parse_tsv(result.stdout)[0]["value"]) == expected
+
+
+def test_duplicates_max(tmp_path, data):
+    dup = write_csv(tmp_path / "dup.csv", ["query_id", "doc_id", "score"], [*RUN_ROWS, ("q1", "d1", 0.1)])
+    result = run("eval", data["qrels.csv"], dup, "-m", "map", "--duplicates", "max")
+    assert result.exit_code == 0, result.output
+
+
+def test_column_mapping(tmp_path, data):
+    qrels = write_csv(tmp_path / "judged.csv", ["topic", "item", "grade"], QRELS_ROWS)
+    ranked = write_csv(tmp_path / "ranked.csv", ["topic", "item", "pred"], RUN_ROWS)
+    result = run("eval", qrels, ranked, "-m", "map", "--query-col", "topic", "--doc-col", "item",
+                 "--score-col", "pred", "--relevance-col", "grade")
+    assert result.exit_code == 0, result.output
+    expected = api_summary(data["qrels.csv"], data["run.csv"], ["map"])["map"]
+    assert float(parse_tsv(result.stdout)[0]["value"]) == expected
+
+
+def test_input_format_override(tmp_path, data):
+    disguised_run = tmp_path / "run.data"
+    disguised_qrels = tmp_path / "qrels.data"
+    shutil.copy(data["run.csv"], disguised_run)
+    shutil.copy(data["qrels.parquet"], disguised_qrels)
+    result = run("eval", disguised_qrels, disguised_run, "-m", "map", "--run-format", "csv",
+                 "--qrels-format", "parquet")
+    assert result.exit_code == 0, result.output
+
+
+def test_log_with_label(tmp_path):
+    rows = [("u1", "i1", 0.9, 1), ("u1", "i2", 0.4, 0), ("u1", "i3", 0.3, 1),
+            ("u2", "i1", 0.2, 0), ("u2", "i4", 0.8, 1), ("u2", "i5", 0.1, 0)]
+    log = write_csv(tmp_path / "log.csv", ["user_id", "item_id", "pred", "clicked"], rows)
+    result = run("eval", "--log", log, "--label", "clicked", "--query-col", "user_id", "--doc-col", "item_id",
+                 "--score-col", "pred", "-m", "auc", "-m", "nDCG@2", "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    records = {r["metric"]: r["value"] for r in map(json.loads, result.stdout.splitlines())}
+    expected = duckrank.evaluate(log=str(log), label="clicked", measures=["auc", "nDCG@2"], query_col="user_id",
+                                 doc_col="item_id", score_col="pred")
+    assert records == expected
+
+
+def test_log_with_a_label_map(tmp_path):
+    rows = [("u1", "i1", 0.9, "purchase"), ("u1", "i2", 0.4, "view"), ("u1", "i3", 0.3, "click"),
+            ("u2", "i1", 0.2, "view"), ("u2", "i4", 0.8, "click"), ("u2", "i5", 0.1, "view")]
+    log = write_csv(tmp_path / "events.csv", ["query_id", "doc_id", "score", "event"], rows)
+    assert_error(run("eval", "--log", log, "--label", "event", "-m", "nDCG@2"), 1, "events.csv", "--label-map")
+    assert_error(run("eval", "--log", log, "--label", "event", "--label-map", "purchase:3", "-m", "nDCG@2"), 2,
+                 "--label-map")
+    result = run("eval", "--log", log, "--label", "event", "--label-map", "purchase=3,click=1", "-m", "nDCG@2",
+                 "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    expected = duckrank.evaluate(log=str(log), label="event", label_map={"purchase": 3, "click": 1},
+                                 measures=["nDCG@2"])
+    assert json.loads(result.stdout)["value"] == expected["nDCG@2"]
+
+
+def test_segments_with_by(data, tmp_path):
+    devices = {"q1": "mobile", "q2": "desktop", "q4": "mobile"}
+    segmented = write_csv(tmp_path / "segmented.csv", ["query_id", "doc_id", "score", "device"],
+                          [(q, d, s, devices[q]) for q, d, s in RUN_ROWS])
+    result = run("eval", data["qrels.csv"], segmented, "--by", "device", "-m", "map", "-q", "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["device"], r["query_id"]) for r in records] == [
+        ("desktop", "q2"), ("desktop", "all"), ("mobile", "q1"), ("mobile", "all")]
+    per_query = {r["query_id"]: r["value"] for r in records if r["query_id"] != "all"}
+    assert records[1]["value"] == per_query["q2"] and records[3]["value"] == per_query["q1"]
+    table = run("eval", data["qrels.csv"], segmented, "--by", "device", "-m", "map", "--format", "table").stdout
+    assert table.splitlines()[0].split() == ["device", "metric", "value"]
+    assert_error(run("eval", data["qrels.csv"], segmented, "--by", "device", "--format", "trec"), 2, "--by")
+    assert_error(run("eval", data["qrels.csv"], segmented, "--by", "browser", "-m", "map"), 1, "browser")
+
+
+def test_engine_settings_pass_through(data, tmp_path):
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "--threads", "1",
+                 "--memory-limit", "200MB", "--temp-dir", tmp_path / "spill")
+    assert result.exit_code == 0, result.output
+
+
+def test_quiet_keeps_stderr_empty(data):
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "--quiet")
+    assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_progress_indicator_draws_on_a_terminal(monkeypatch):
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    con = duckdb.connect()
+    with Progress(con, "scoring", enabled=True, delay=0):
+        con.execute("SELECT count(DISTINCT range % 1000003) FROM range(12000000)").fetchall()
+        time.sleep(0.25)  # at least one redraw however fast the query was
+    con.close()
+    text = stream.getvalue()
+    assert "duckrank: scoring" in text and text.endswith("\r\033[K")
+    assert "%" in text or re.search(r"scoring [|/\\-]", text)
+
+
+def test_no_progress_when_disabled(monkeypatch):
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    con = duckdb.connect()
+    with Progress(con, "scoring", enabled=False):
+        con.execute("SELECT 1").fetchall()
+    assert stream.getvalue() == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# -o: atomic, never over an input, never partial
+
+
+def test_output_is_written_atomically(data, tmp_path, monkeypatch):
+    target = tmp_path / "out.csv"
+    target.write_text("old contents\n")
+    renames = []
+    real_replace = os.replace
+
+    def spy(src, dst):
+        renames.append((Path(src), Path(dst)))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    assert run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "-o", target).exit_code == 0
+    assert len(renames) == 1 and renames[0][1] == target and renames[0][0].parent == tmp_path
+    assert target.read_text().startswith("query_id,metric,value\n")
+
+
+def test_failure_leaves_no_partial_output(data, tmp_path):
+    target = tmp_path / "out.csv"
+    bad = write_csv(tmp_path / "bad.csv", ["query_id", "doc_id", "score"], [*RUN_ROWS, ("q1", "d1", 0.3)])
+    before = set(tmp_path.iterdir())
+    result = run("eval", data["qrels.csv"], bad, "-m", "map", "-o", target)
+    assert_error(result, 1)
+    assert set(tmp_path.iterdir()) == before  # no output, no temporary file left behind
+    target.write_text("keep me\n")
+    assert_error(run("eval", data["qrels.csv"], bad, "-m", "map", "-o", target), 1)
+    assert target.read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("which", ["qrels", "run"])
+def test_output_equal_to_an_input_is_refused(data, which):
+    victim = data[f"{which}.csv"]
+    before = victim.read_bytes()
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "-o", victim)
+    assert_error(result, 2, str(victim), "is also an input")
+    assert victim.read_bytes() == before
+
+
+def test_output_equal_to_an_input_through_another_path(data, monkeypatch):
+    monkeypatch.chdir(data["run.csv"].parent)
+    result = run("eval", data["qrels.csv"], "./run.csv", "-m", "map", "-o", str(data["run.csv"]))
+    assert_error(result, 2, "is also an input")
+
+
+# ---------------------------------------------------------------------------------------------
+# errors: exit 1 for data, 2 for usage; every message starts with "Error:"
+
+
+def test_missing_file(data, tmp_path):
+    missing = tmp_path / "nope.parquet"
+    assert_error(run("eval", data["qrels.csv"], missing, "-m", "map"), 1, str(missing), "not found")
+    assert_error(run("eval", missing, data["run.csv"], "-m", "map"), 1, str(missing))
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads every file")
+def test_unreadable_file(data):
+    os.chmod(data["run.csv"], 0)
+    try:
+        assert_error(run("eval", data["qrels.csv"], data["run.csv"], "-m", "map"), 1, str(data["run.csv"]))
+    finally:
+        os.chmod(data["run.csv"], 0o644)
+
+
+def test_unreadable_folder_as_file(data, tmp_path):
+    folder = tmp_path / "folder.csv"
+    folder.mkdir()
+    assert_error(run("eval", data["qrels.csv"], folder, "-m", "map"), 1, str(folder))
+
+
+def test_corrupt_file(data, tmp_path):
+    corrupt = tmp_path / "corrupt.parquet"
+    corrupt.write_bytes(b"PAR1 this is not parquet at all")
+    assert_error(run("eval", data["qrels.csv"], corrupt, "-m", "map"), 1, str(corrupt))
+    garbage = tmp_path / "garbage"
+    garbage.write_text("just one line of prose\n")
+    assert_error(run("eval", data["qrels.csv"], garbage, "-m", "map"), 1, str(garbage), "--run-format")
+
+
+def test_wrong_columns(data, tmp_path):
+    wrong = write_csv(tmp_path / "wrong.csv", ["query_id", "doc_id", "pred"], RUN_ROWS)
+    stderr = assert_error(run("eval", data["qrels.csv"], wrong, "-m", "map"), 1, "wrong.csv", "'score'",
+                          "--score-col")
+    assert "pred" in stderr  # names the columns the file does have
+
+
+def test_bad_measure(data):
+    stderr = assert_error(run("eval", data["qrels.csv"], data["run.csv"], "-m", "ndgc@10"), 2, "ndgc@10")
+    assert "ndcg" in stderr.lower()  # a suggestion
+
+
+def test_every_bad_measure_and_option_is_reported_at_once(data):
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "bogus1", "-m", "map", "-m", "bogus2",
+                 "--ties", "random", "--gain", "cubic", "--empty", "maybe", "--unjudged", "x", "--duplicates", "y",
+                 "-l", "high", "-M", "0", "--threads", "none", "--memory-limit", "lots", "--format", "xml",
+                 "--run-format", "docx")
+    stderr = assert_error(result, 2, "bogus1", "bogus2", "--ties", "--gain", "--empty", "--unjudged",
+                          "--duplicates", "-l ", "-M ", "--threads", "--memory-limit", "--format", "--run-format")
+    assert len(re.findall(r"^Error: ", stderr, re.M)) == 13
+
+
+def test_bad_measure_option_value(data):
+    assert_error(run("eval", data["qrels.csv"], data["run.csv"], "-m", "AP(denominator=median)@5"), 2,
+                 "denominator")
+
+
+@pytest.mark.parametrize("args, fragment", [
+    ([], "missing QRELS"),
+    (["QRELS"], "missing RUN"),
+    (["--label", "clicked", "QRELS", "RUN"], "--label only applies with --log"),
+    (["--log", "LOG"], "--log needs --label"),
+    (["--log", "LOG", "--label", "c", "QRELS", "RUN"], "not both"),
+    (["-n", "QRELS", "RUN"], "add -q"),
+])
+def test_usage_errors(data, args, fragment):
+    args = [str(data["qrels.csv"]) if a == "QRELS" else str(data["run.csv"]) if a in ("RUN", "LOG") else a
+            for a in args]
+    assert_error(run("eval", *args), 2, fragment)
+
+
+def test_parquet_needs_a_file_on_a_terminal(data, monkeypatch):
+    from duckrank import cli
+
+    problems = cli.Problems()
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    cli._check_output(problems, "parquet", None, [])
+    assert problems.messages and "-o FILE" in problems.messages[0]
+
+
+def test_duplicate_docs(data, tmp_path):
+    dup = write_csv(tmp_path / "dup.csv", ["query_id", "doc_id", "score"], [*RUN_ROWS, ("q1", "d1", 0.3)])
+    assert_error(run("eval", data["qrels.csv"], dup, "-m", "map"), 1, "dup.csv", "'d1'", "--duplicates max")
+
+
+def test_nan_scores(data, tmp_path):
+    nan = write_csv(tmp_path / "nan.csv", ["query_id", "doc_id", "score"], [*RUN_ROWS[:3], ("q1", "d5", "nan")])
+    assert_error(run("eval", data["qrels.csv"], nan, "-m", "map"), 1, "nan.csv")
+
+
+def test_empty_input(data, tmp_path):
+    blank = tmp_path / "blank.parquet"
+    duckdb.sql(f"COPY (SELECT 'q' AS query_id, 'd' AS doc_id, 1.0 AS score LIMIT 0) TO '{blank}' (FORMAT parquet)")
+    assert_error(run("eval", data["qrels.csv"], blank, "-m", "map"), 1, "blank.parquet", "is empty")
+
+
+@pytest.mark.parametrize("name, text", [("header.csv", "query_id,doc_id,score\n"), ("zero.csv", ""),
+                                        ("zero.txt", "")])
+def test_empty_text_input(data, tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    assert_error(run("eval", data["qrels.csv"], tmp_path / name, "-m", "map"), 1, name, "is empty")
+
+
+def test_no_common_queries(data, tmp_path):
+    other = write_csv(tmp_path / "other.csv", ["query_id", "doc_id", "score"],
+                      [("x1", "d1", 1.0), ("x2", "d2", 0.5)])
+    assert_error(run("eval", data["qrels.csv"], other, "-m", "map"), 1, "no query_id in common")
+
+
+def test_id_type_mismatch(data, tmp_path):
+    numeric = write_csv(tmp_path / "numeric.csv", ["query_id", "doc_id", "score"], [(1, "d1", 1.0)])
+    assert_error(run("eval", data["qrels.csv"], numeric, "-m", "map"), 1, "numeric.csv")
+
+
+def test_an_unexpected_bug_prints_no_traceback(data, monkeypatch):
+    import duckrank.evaluation
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(duckrank.evaluation, "compute", broken)
+    stderr = assert_error(run("eval", data["qrels.csv"], data["run.csv"], "-m", "map"), 1, "boom", "bug")
+    assert "DUCKRANK_DEBUG" in stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# metrics
+
+
+def test_metrics_lists_the_catalog():
+    from duckrank.cli import _catalog
+    from duckrank.measures import METRICS
+
+    entries = _catalog()
+    assert {e["name"] for e in entries} == set(METRICS)
+    con = duckrank.connect()
+    comments = {c for (c,) in con.execute(
+        "SELECT comment FROM duckdb_functions() WHERE schema_name = 'duckrank' AND comment IS NOT NULL").fetchall()}
+    for entry in entries:  # every definition is a macro's own COMMENT, every source a real file
+        assert entry["definition"] and any(c in entry["definition"] for c in comments), entry
+        assert (Path(__file__).resolve().parent.parent / entry["source"]).is_file(), entry
+    result = run("metrics", "--format", "table")
+    assert result.exit_code == 0, result.output
+    for entry in entries:
+        assert re.search(rf"^{re.escape(entry['name'])}$", result.stdout, re.M), entry["name"]
+    records = json.loads(run("metrics", "--format", "json").stdout)
+    assert [r["name"] for r in records] == [e["name"] for e in entries]
+
+
+def test_metrics_filter_and_formats(tmp_path):
+    result = run("metrics", "ndcg_cut.10", "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["name"] for line in result.stdout.splitlines()] == ["ndcg"]
+    for fmt in ("csv", "tsv", "markdown", "latex"):
+        assert run("metrics", "--format", fmt).exit_code == 0
+    target = tmp_path / "metrics.parquet"
+    assert run("metrics", "-o", target).exit_code == 0
+    assert duckdb.sql(f"SELECT count(*) FROM '{target}'").fetchall()[0][0] == len(json.loads(
+        run("metrics", "--format", "json").stdout))
+
+
+def test_metrics_errors():
+    assert_error(run("metrics", "nope"), 2, "nope")
+    assert_error(run("metrics", "--format", "trec"), 2, "--format")
+
+
+# ---------------------------------------------------------------------------------------------
+# convert
+
+
+def test_convert_round_trips_through_every_format(data, tmp_path):
+    # TREC text -> parquet -> csv -> tsv -> jsonl -> TREC text, for the run and the qrels; the scores
+    # at the end of the chain (and at its first stop) are those of the original files.
+    expected = run("eval", data["qrels.txt"], data["run.txt"], "-m", "map", "-m", "ndcg", "-q").stdout
+    for kind in ("run", "qrels"):
+        previous = data[f"{kind}.txt"]
+        for ext in ("parquet", "csv", "tsv", "jsonl", "txt"):
+            target = tmp_path / f"{kind}_converted.{ext}"
+            result = run("convert", previous, target)
+            assert result.exit_code == 0, result.output
+            assert result.stdout == "" and target.exists()
+            previous = target
+    assert (tmp_path / "run_converted.txt").read_text().splitlines()[0].split()[-1] == "myrun"
+    for ext in ("parquet", "txt"):
+        result = run("eval", tmp_path / f"qrels_converted.{ext}", tmp_path / f"run_converted.{ext}", "-m", "map",
+                     "-m", "ndcg", "-q")
+        assert result.stdout == expected, ext
+
+
+def test_convert_detects_the_kind_from_columns(data, tmp_path):
+    target = tmp_path / "qrels_from_csv.txt"
+    assert run("convert", data["qrels.csv"], target).exit_code == 0
+    assert target.read_text().splitlines()[0] == "q1 0 d1 2"
+    target = tmp_path / "run_from_parquet.txt"
+    assert run("convert", data["run.parquet"], target, "--to", "trec").exit_code == 0
+    assert target.read_text().splitlines()[0].split()[:4] == ["q1", "Q0", "d1", "1"]
+
+
+def test_convert_errors(data, tmp_path):
+    assert_error(run("convert", data["run.csv"], data["run.csv"]), 2, "is also an input")
+    assert_error(run("convert", tmp_path / "missing.csv", tmp_path / "x.parquet"), 1, "missing.csv")
+    assert_error(run("convert", data["run.csv"], tmp_path / "x.parquet", "--kind", "log", "--to", "xml"), 2,
+                 "--kind", "--to")
+    odd = write_csv(tmp_path / "odd.csv", ["a", "b"], [(1, 2)])
+    assert_error(run("convert", odd, tmp_path / "x.parquet"), 1, "odd.csv")
+    assert not (tmp_path / "x.parquet").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# trec_eval conformance through the CLI
+
+
+def trec_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+CONFORMANCE = {
+    "out.test.aq": ("qrels.test", "results.test", []),
+    "out.test.aqc": ("qrels.test", "results.trunc", ["-c"]),
+    "out.test.aqcM": ("qrels.test", "results.trunc", ["-c", "-M100"]),
+    "out.test.aql": ("qrels.rel_level", "results.test", ["-l2"]),
+}
+
+
+# Lines where duckrank differs from trec_eval on purpose (the SQL conformance test gives the reasons):
+# under -l2, trec_eval's rbp is graded (gains rescaled by the qrels' min and max grade); duckrank's RBP
+# is Moffat & Zobel's binary form. On binary qrels the two agree.
+KNOWN_DIFFERENCES = {"out.test.aql": {"rbp"}}
+
+
+def assert_conforms(printed: str, expected_path: Path) -> None:
+    skip = KNOWN_DIFFERENCES.get(expected_path.name, set())
+    expected = trec_lines(expected_path.read_text())
+    got = [line for line in trec_lines(printed) if line.split("\t")[0].strip() not in skip]
+    missing = [line for line in got if line not in expected]
+    assert not missing, f"lines trec_eval does not print ({len(missing)}):\n" + "\n".join(missing[:20])
+    # ... in trec_eval's order
+    position = {line: index for index, line in enumerate(expected)}
+    assert [position[line] for line in got] == sorted(position[line] for line in got)
+    # and most of trec_eval's lines are supported (the rest are listed in the SQL conformance test)
+    assert len(got) >= 0.6 * len(expected), (len(got), len(expected))
+    assert f"{'runid':<22}\tall\tSTANDARD" in got
+
+
+@pytest.mark.parametrize("expected_file", sorted(CONFORMANCE))
+def test_trec_eval_conformance(trec_data, expected_file):
+    qrels, results, flags = CONFORMANCE[expected_file]
+    result = run("eval", trec_data / qrels, trec_data / results, "-m", "all_trec", "-q", *flags,
+                 "--format", "trec")
+    assert result.exit_code == 0, result.output
+    assert_conforms(result.stdout, trec_data / expected_file)
+
+
+# ---------------------------------------------------------------------------------------------
+# the installed console script and python -m duckrank
+
+
+def test_console_script_conformance(trec_data, tmp_path):
+    repo_relative = os.path.relpath(trec_data, Path(__file__).resolve().parent.parent)
+    done = subprocess.run(
+        [str(DUCKRANK), "eval", f"{repo_relative}/qrels.test", f"{repo_relative}/results.test", "-m", "all_trec",
+         "-q", "--format", "trec"],
+        capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # no progress indicator when stderr is not a terminal
+    assert_conforms(done.stdout, trec_data / "out.test.aq")
+
+
+def test_console_script_exit_codes(trec_data, tmp_path):
+    data_error = subprocess.run([str(DUCKRANK), "eval", str(trec_data / "qrels.test"), str(tmp_path / "no.txt")],
+                                capture_output=True, text=True)
+    assert data_error.returncode == 1
+    assert data_error.stderr.startswith("Error: ") and "Traceback" not in data_error.stderr
+    usage_error = subprocess.run([str(DUCKRANK), "eval", str(trec_data / "qrels.test"),
+                                  str(trec_data / "results.test"), "-m", "nope"], capture_output=True, text=True)
+    assert usage_error.returncode == 2
+    assert "Error: " in usage_error.stderr and "Traceback" not in usage_error.stderr
+    assert usage_error.stdout == ""
+
+
+def test_console_script_writes_parquet(trec_data, tmp_path):
+    target = tmp_path / "scores.parquet"
+    done = subprocess.run([str(DUCKRANK), "eval", str(trec_data / "qrels.test"), str(trec_data / "results.test"),
+                           "-m", "ndcg_cut.10", "-q", "-o", str(target)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert duckdb.sql(f"SELECT value FROM '{target}' WHERE query_id = 'all'").fetchall()[0][0] \
+        == pytest.approx(0.3016, abs=5e-5)
+
+
+def test_broken_pipe_is_quiet(tmp_path):
+    # 4,000 queries print ~300 KB, more than a pipe holds, so `head` leaves while duckrank writes.
+    qrels, run_file = tmp_path / "many_qrels.parquet", tmp_path / "many_run.parquet"
+    duckdb.sql(f"COPY (SELECT 'q' || range AS query_id, 'd' AS doc_id, 1 AS relevance FROM range(4000)) "
+               f"TO '{qrels}' (FORMAT parquet)")
+    duckdb.sql(f"COPY (SELECT 'q' || range AS query_id, 'd' AS doc_id, 1.0 AS score FROM range(4000)) "
+               f"TO '{run_file}' (FORMAT parquet)")
+    shell = f"'{DUCKRANK}' eval '{qrels}' '{run_file}' -m map -m P.1 -q --format trec | head -1"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("map")
+    assert done.stderr == ""
+
+
+def test_python_dash_m():
+    done = subprocess.run([sys.executable, "-m", "duckrank", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == f"duckrank {duckrank.__version__}"
+
+
+def test_help_is_fast_and_lazy():
+    # `duckrank --help` must not pay for duckdb, pyarrow, pandas or polars.
+    probe = ("import sys, duckrank.cli; heavy = [m for m in ('duckdb', 'pyarrow', 'pandas', 'polars') "
+             "if m in sys.modules]; "
+             "print(','.join(heavy))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        subprocess.run([str(DUCKRANK), "--help"], capture_output=True, check=True)
+        best = min(best, time.perf_counter() - start)
+    assert best < 0.5, best
