@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from functools import cache
 from pathlib import Path
 
@@ -32,9 +33,22 @@ def library_sql() -> str:
     return "\n".join(path.read_text(encoding="utf-8") for path in library_files())
 
 
+@cache
+def library_digest() -> str:
+    """A fingerprint of the library's text, stored in the database it is loaded into."""
+    return hashlib.sha256(library_sql().encode()).hexdigest()[:16]
+
+
 def load(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """Create (or replace) schema `duckrank` and every macro in `con`; harmless to repeat."""
+    """Create (or replace) schema `duckrank` and every macro in `con`; harmless to repeat, and
+    free when this very library is loaded already."""
+    try:
+        if con.execute("SELECT duckrank.library_digest()").fetchall()[0][0] == library_digest():
+            return con
+    except duckdb.Error:
+        pass  # not loaded, or an older library: (re)load it
     con.execute(library_sql()).fetchall()  # one script: a fraction of the cost of a call per file
+    con.execute(f"CREATE OR REPLACE MACRO duckrank.library_digest() AS '{library_digest()}'").fetchall()
     return con
 
 

@@ -113,6 +113,16 @@ def _clean_message(message: Any) -> str:
     return message
 
 
+_CONVENTION_FLAGS = {"ties": "--ties", "empty": "--empty", "unjudged": "--unjudged", "duplicates": "--duplicates",
+                     "gain": "--gain", "rel_level": "-l", "max_rank": "-M"}
+
+
+def _as_flags(problem: str) -> str:
+    """The SQL library's "ties must be one of ..." as the CLI says it: "--ties must be one of ..."."""
+    name = problem.split(" ", 1)[0]
+    return _CONVENTION_FLAGS[name] + problem[len(name):] if name in _CONVENTION_FLAGS else _clean_message(problem)
+
+
 def handle_errors(function: Callable) -> Callable:
     """Turn duckrank's typed errors into click's exits: usage problems 2, data problems 1.
 
@@ -128,9 +138,9 @@ def handle_errors(function: Callable) -> Callable:
         except (click.ClickException, click.Abort, click.exceptions.Exit):
             raise
         except (MeasureError, OptionError) as error:
-            raise click.UsageError(_clean_message(error)) from None
+            raise click.UsageError("\nError: ".join(_clean_message(error).splitlines())) from None
         except DuckrankError as error:
-            raise click.ClickException(_clean_message(error)) from None
+            raise click.ClickException("\nError: ".join(_clean_message(error).splitlines())) from None
         except BrokenPipeError:
             # `duckrank eval ... | head`: the reader left, which is not an error. Point stdout at
             # /dev/null so the interpreter's final flush does not complain either.
@@ -431,17 +441,15 @@ def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank
 
     # conventions
     conventions: dict[str, Any] = {}
-    conventions["ties"] = problems.choice("--ties", ties, TIES)
-    conventions["empty"] = problems.choice("--empty", empty, EMPTY)
-    conventions["unjudged"] = problems.choice("--unjudged", unjudged, UNJUDGED)
+    # The values of the named conventions are checked by the SQL library itself, below.
+    conventions["ties"], conventions["empty"], conventions["unjudged"] = ties, empty, unjudged
+    conventions["duplicates"], conventions["gain"] = duplicates, gain
     if judged_only:
         if conventions["unjudged"] not in (None, "skip"):
             problems.add(f"-J means --unjudged skip; it contradicts --unjudged {unjudged}")
         conventions["unjudged"] = "skip"
-    conventions["duplicates"] = problems.choice("--duplicates", duplicates, DUPLICATES)
     conventions["rel_level"] = problems.number("-l", rel_level)
     conventions["max_rank"] = problems.integer("-M", max_rank)
-    conventions["gain"] = problems.choice("--gain", gain, GAINS)
     if complete:
         conventions["complete"] = True
     conventions = {key: value for key, value in conventions.items() if value is not None}
@@ -484,12 +492,20 @@ def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank
     inputs = [log] if log is not None else [qrels, *runs]
     _check_output(problems, fmt, output_path, [source for source in inputs if source])
     engine = _check_engine(problems, threads, memory_limit, temp_dir)
-    problems.raise_if_any()
+
+    from duckrank._library import connect
+    from duckrank.evaluation import compute, option_problems
+
+    con = connect()
+    try:
+        for problem in option_problems(con, {k: v for k, v in conventions.items() if v is not None}, parsed):
+            problems.add(_as_flags(problem))
+        problems.raise_if_any()
+    except BaseException:
+        con.close()
+        raise
 
     # compute: the progress indicator watches the connection from the first read to the last write
-    import duckdb
-
-    from duckrank.evaluation import compute
 
     # trec_eval prints its runid line for its measure sets
     with_runid = not measures or any(m.strip().lower() in ("all_trec", "official") for m in measures)
@@ -502,7 +518,6 @@ def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank
         relevance_col=relevance_col, **input_formats, **engine, **conventions,
     )
     kwargs = {key: value for key, value in kwargs.items() if value is not None}
-    con = duckdb.connect()
     try:
         what = "the log" if log is not None else f"{len(runs)} run" + ("s" if len(runs) > 1 else "")
         with Progress(con, f"scoring {what}", _progress_enabled(quiet)):

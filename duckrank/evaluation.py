@@ -111,34 +111,35 @@ def _configure(con: duckdb.DuckDBPyConnection, threads: int | None, memory_limit
                 raise OptionError(f"cannot set DuckDB's {name} to {value!r}: {str(error).splitlines()[0]}") from None
 
 
-def _check_options(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any], measures: list[Measure]) -> None:
-    """Ask the SQL library's own checks about every option at once; raise them all together."""
+def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
+                    measures: list[Measure]) -> list[str]:
+    """Every problem with the conventions and the measures' options, as the SQL library's own
+    checks word them (one place decides what is valid), so all can be reported at once."""
     problems = []
     for name in ("rel_level", "max_rank"):
-        value = conventions[name]
+        value = conventions.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             problems.append(f"{name} must be a number; got {value!r}")
     for name in ("ties", "empty", "unjudged", "gain", "duplicates"):
-        if conventions[name] is not None and not isinstance(conventions[name], str):
+        if conventions.get(name) is not None and not isinstance(conventions[name], str):
             problems.append(f"{name} must be a string; got {conventions[name]!r}")
     if problems:
-        raise OptionError("; ".join(problems))
+        return problems
     found = con.execute(
-        "SELECT concat_ws('; ', duckrank.convention_problems(rel_level := ?, ties := ?, max_rank := ?, "
+        "SELECT concat_ws(chr(10), duckrank.convention_problems(rel_level := ?, ties := ?, max_rank := ?, "
         "unjudged := ?, duplicates := ?), duckrank.option_problems(empty := ?, gain := ?))",
-        [conventions["rel_level"], conventions["ties"], conventions["max_rank"], conventions["unjudged"],
-         conventions["duplicates"], conventions["empty"], conventions["gain"] or "linear"]).fetchall()[0][0]
-    problems = [found] if found else []
+        [conventions.get("rel_level", 1), conventions.get("ties", "trec"), conventions.get("max_rank"),
+         conventions.get("unjudged", "nonrelevant"), conventions.get("duplicates", "error"),
+         conventions.get("empty", "zero"), conventions.get("gain") or "linear"]).fetchall()[0][0]
+    problems = found.splitlines() if found else []
     checked = set(con.execute("SELECT parameters FROM duckdb_functions() WHERE schema_name = 'duckrank' "
                               "AND function_name = 'option_problems'").fetchall()[0][0])
     for measure in measures:
         options = {k: v for k, v in measure.options if k in checked}
         rendered = ", ".join(f"{name} := {sql_literal(value)}" for name, value in options.items())
         found = con.execute(f"SELECT duckrank.option_problems({rendered})").fetchall()[0][0]
-        if found:
-            problems.append(f"in measure {measure.spelling!r}: {found}")
-    if problems:
-        raise OptionError("; ".join(problems))
+        problems.extend(f"in measure {measure.spelling!r}: {line}" for line in (found or "").splitlines())
+    return problems
 
 
 def _path_of(source: Source) -> str:
@@ -350,7 +351,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     segments = [by] if isinstance(by, str) else list(by or [])
     con = load(con) if con is not None else connect()
     _configure(con, threads, memory_limit, temp_dir)
-    _check_options(con, conventions, parsed)
+    problems = option_problems(con, conventions, parsed)
+    if problems:
+        raise OptionError("\n".join(problems))
     columns = {"query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col}
     if log is not None:
         if qrels is not None or runs is not None:

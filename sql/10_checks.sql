@@ -1,4 +1,4 @@
--- Argument checking shared by every macro. Problems are collected as text and raised together
+-- Argument checking shared by every macro. Problems are collected as text, one per line, and raised together
 -- by duckrank.raise_problems inside a CTE that the result depends on, so the shell and Python
 -- see the same message, and every bad option is reported at once.
 
@@ -17,7 +17,7 @@ COMMENT ON MACRO duckrank.raise_problems IS 'raise the collected argument proble
 CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, empty := 'zero', gain := 'linear',
         ideal := 'qrels', denominator := 'R', beta := 1.0, p := 0.8, recall := 0.0,
         g_max := NULL, weight := 'impressions', threshold := 0.0, mult := 1.0) AS
-    nullif(concat_ws('; ',
+    nullif(concat_ws(chr(10),
         CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k))
              THEN 'k must be a positive integer (or NULL for full depth); got ' || duckrank.show(k) END,
         CASE WHEN empty IS NULL OR empty NOT IN ('zero', 'skip', 'nan')
@@ -47,7 +47,7 @@ COMMENT ON MACRO duckrank.option_problems IS 'check per-metric options (k, empty
 -- The relation-level conventions, checked in one place.
 CREATE OR REPLACE MACRO duckrank.convention_problems(rel_level := 1, ties := 'trec', max_rank := NULL,
         unjudged := 'nonrelevant', duplicates := 'error') AS
-    nullif(concat_ws('; ',
+    nullif(concat_ws(chr(10),
         CASE WHEN rel_level IS NULL OR NOT isfinite(rel_level)
              THEN 'rel_level must be a finite number; got ' || duckrank.show(rel_level) END,
         CASE WHEN ties IS NULL OR ties NOT IN ('trec', 'input', 'average', 'pessimistic', 'optimistic')

@@ -88,7 +88,7 @@ COMMENT ON MACRO TABLE duckrank.global_auc IS 'AUC over all rows of a log(score,
 -- The classification view of a log at a score threshold (seed 003 section 6): predicted
 -- positive when score >= threshold, actually positive when label >= rel_level.
 CREATE OR REPLACE MACRO duckrank.classification(log, threshold := 0.5, rel_level := 1) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws('; ',
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
                    duckrank.option_problems(threshold := threshold),
                    duckrank.convention_problems(rel_level := rel_level))) AS fired),
 confusion AS (

@@ -862,3 +862,19 @@ def test_help_is_fast_and_lazy():
         subprocess.run([str(DUCKRANK), "--help"], capture_output=True, check=True)
         best = min(best, time.perf_counter() - start)
     assert best < 0.5, best
+
+
+def test_the_help_lists_exactly_the_values_the_sql_accepts():
+    """The CLI names the convention values in its help; the SQL library decides what is valid."""
+    import duckrank
+    from duckrank import cli
+    con = duckrank.connect()
+    listed = {"ties": cli.TIES, "unjudged": cli.UNJUDGED, "duplicates": cli.DUPLICATES}
+    for name, values in listed.items():
+        for value in values:
+            assert con.execute(f"SELECT duckrank.convention_problems({name} := ?)", [value]).fetchall()[0][0] is None
+        message = con.execute(f"SELECT duckrank.convention_problems({name} := 'bogus')").fetchall()[0][0]
+        assert message == f"{name} must be one of {', '.join(values)}; got 'bogus'"
+    for name, values in {"empty": cli.EMPTY, "gain": cli.GAINS}.items():
+        message = con.execute(f"SELECT duckrank.option_problems({name} := 'bogus')").fetchall()[0][0]
+        assert message.startswith(f"{name} must be one of {', '.join(values)}")
