@@ -1,6 +1,7 @@
 """Regenerate the sample inputs in data/ deterministically: python data/make_samples.py
 
 run.parquet    a TREC-style run: 50 queries x 100 ranked docs (query_id, doc_id, score)
+run_b.parquet  a second system over the same docs, scoring them with more noise (for compare)
 qrels.parquet  graded judgments 0-3 for 40 docs per query, about half of them retrieved
 log.parquet    a recommender impression log: 300 users x 20 impressions with a model score and
                the user's event on the item (view, click or purchase)
@@ -17,8 +18,9 @@ import pyarrow.parquet as pq
 HERE = Path(__file__).parent
 
 
-def make_run_and_qrels(rng: random.Random) -> tuple[pa.Table, pa.Table]:
+def make_run_and_qrels(rng: random.Random) -> tuple[pa.Table, pa.Table, pa.Table]:
     run = {"query_id": [], "doc_id": [], "score": []}
+    noisier = {"query_id": [], "doc_id": [], "score": []}
     qrels = {"query_id": [], "doc_id": [], "relevance": []}
     for q in range(1, 51):
         query = f"q{q:03d}"
@@ -30,12 +32,15 @@ def make_run_and_qrels(rng: random.Random) -> tuple[pa.Table, pa.Table]:
             run["query_id"].append(query)
             run["doc_id"].append(doc)
             run["score"].append(round(quality[doc] + rng.gauss(0, 1.2), 2))
+            noisier["query_id"].append(query)
+            noisier["doc_id"].append(doc)
+            noisier["score"].append(round(quality[doc] + rng.gauss(0, 2.0), 2))
         judged = rng.sample(retrieved, 20) + unretrieved[:20]
         for doc in judged:
             qrels["query_id"].append(query)
             qrels["doc_id"].append(doc)
             qrels["relevance"].append(quality[doc])
-    return pa.table(run), pa.table(qrels)
+    return pa.table(run), pa.table(qrels), pa.table(noisier)
 
 
 def make_log(rng: random.Random) -> pa.Table:
@@ -54,10 +59,11 @@ def make_log(rng: random.Random) -> pa.Table:
 
 def main() -> None:
     rng = random.Random(20261122)
-    run, qrels = make_run_and_qrels(rng)
+    run, qrels, noisier = make_run_and_qrels(rng)
     pq.write_table(run, HERE / "run.parquet")
     pq.write_table(qrels, HERE / "qrels.parquet")
     pq.write_table(make_log(rng), HERE / "log.parquet")
+    pq.write_table(noisier, HERE / "run_b.parquet")
 
 
 if __name__ == "__main__":

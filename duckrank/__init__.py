@@ -18,7 +18,7 @@ _EXPORTS = {
     "OptionError": "duckrank.errors",
     "Results": "duckrank.evaluation", "compute": "duckrank.evaluation", "evaluate": "duckrank.evaluation",
     "parse_measure": "duckrank.measures",
-    "compare": "duckrank.compare",
+    "compare": "duckrank.comparison",
 }
 
 __all__ = ["__version__", *_EXPORTS]

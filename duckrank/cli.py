@@ -990,3 +990,10 @@ def _read_convert_input(inputs, con, source: str, kind: str | None, fmt: str | N
 def _convert_format_from_extension(path: str) -> str:
     guessed = output.format_from_extension(path)
     return guessed if guessed in CONVERT_FORMATS else "trec"
+
+
+
+# `duckrank compare` lives in its own module (it shares _output, not this file's helpers).
+from duckrank.compare_cli import compare as _compare  # noqa: E402
+
+main.add_command(_compare)

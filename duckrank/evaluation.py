@@ -8,7 +8,6 @@ and validates; every number comes from the SQL library.
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,10 +16,9 @@ import duckdb
 
 from duckrank._library import connect, load
 from duckrank.errors import DuckrankError, InputError, OptionError
-from duckrank.inputs import Source, quote_identifier, read_table
+from duckrank.inputs import Source, fresh_name, quote_identifier, read_table
 from duckrank.measures import Measure, parse_measures, sql_literal
 
-_names = itertools.count()
 _SUMMARY_SQL = {"mean": "avg(value)", "sum": "sum(value)", "gmean": "duckrank.geometric_mean(value)",
                 "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)"}
 
@@ -177,7 +175,7 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
     if not plan.keyed:
         return plan
     fields = "".join(f", by_{i} := by_{i}" for i in range(len(by)))
-    plan.run_view, plan.qrels_view = f"duckrank_runs_{next(_names)}", f"duckrank_qrels_{next(_names)}"
+    plan.run_view, plan.qrels_view = fresh_name("runs"), fresh_name("qrels")
     con.execute(f"CREATE TEMP VIEW {plan.run_view} AS SELECT struct_pack(run := run{fields}, query := query_id) "
                 f"AS query_id, doc_id, score FROM ({union})").fetchall()
     if by:  # a query's judgments go to every (run, segment) the query appears in
@@ -229,7 +227,7 @@ def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[in
              rel_level: float) -> str:
     """GAUC and global AUC are whole-log values: one macro call per (run, segment) slice of a log
     built from the run and qrels (an unjudged impression is a negative; only judged queries count)."""
-    log_view = f"duckrank_log_{next(_names)}"
+    log_view = fresh_name("log")
     con.execute(
         f"CREATE TEMP VIEW {log_view} AS SELECT r.query_id, r.doc_id, r.score, coalesce(q.relevance, 0) AS label "
         f"FROM {plan.run_view} r LEFT JOIN {plan.qrels_view} q ON q.query_id = r.query_id AND q.doc_id = r.doc_id "
@@ -244,7 +242,7 @@ def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[in
     for values in slices:
         source = log_view
         if plan.keyed:
-            source = f"duckrank_log_slice_{next(_names)}"
+            source = fresh_name("log_slice")
             condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_literal_any(value)}"
                                      for (_, expression), value in zip(key_columns, values))
             con.execute(f"CREATE TEMP VIEW {source} AS SELECT query_id, score, label FROM {log_view} "
@@ -296,7 +294,7 @@ def _with_gain(measure: Measure, gain: str) -> Measure:
 
 def _split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tuple[Source, Source]:
     """A log as a run (query_id, doc_id, score, segments) and qrels (its label as the relevance)."""
-    run_view, qrels_view = f"duckrank_run_{next(_names)}", f"duckrank_qrels_{next(_names)}"
+    run_view, qrels_view = fresh_name("run"), fresh_name("qrels")
     segments = "".join(f", {quote_identifier(name)}" for name in by)
     con.execute(f"CREATE TEMP VIEW {run_view} AS SELECT query_id, doc_id, score{segments} FROM {log.view}").fetchall()
     con.execute(f"CREATE TEMP VIEW {qrels_view} AS SELECT query_id, doc_id, label AS relevance FROM {log.view}").fetchall()
@@ -373,7 +371,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
                        for run in run_list]
         sources = [qrels_source, *run_sources]
         _check_id_types(qrels_source, run_sources)
-    table = f"duckrank_results_{next(_names)}"
+    table = fresh_name("results")
     try:
         plan = _plan(con, run_sources, qrels_source, run_names, segments)
         selects = []

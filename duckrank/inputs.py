@@ -30,6 +30,12 @@ _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "
 _names = itertools.count()
 
 
+def fresh_name(what: str) -> str:
+    """A name for a view or table duckrank creates, unique in this process: every module takes
+    its names from this one counter, so no two can collide on a connection."""
+    return f"duckrank_{what}_{next(_names)}"
+
+
 @dataclass(frozen=True)
 class Source:
     """An input as a view with standard columns. `label` names it in messages: run 'data/run.parquet'."""
@@ -131,7 +137,7 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
             raise InputError(f"cannot read {kind} file {text!r} as {chosen}: {_first(error)}; "
                              f"check the file, or name its format with --{kind}-format") from None
         return relation, label
-    name = f"duckrank_input_{next(_names)}"
+    name = fresh_name("input")
     if isinstance(source, duckdb.DuckDBPyRelation):
         source = source.arrow()
     if hasattr(source, "read_all"):  # a RecordBatchReader can be read once: keep the table
@@ -195,7 +201,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     has_run_id = kind == "run" and "run_id" in available and "run_id" not in mapping.values()
     if has_run_id:
         selected.append(f"CAST({quote_identifier('run_id')} AS VARCHAR) AS run_id")
-    view = f"duckrank_{kind}_{next(_names)}"
+    view = fresh_name(kind)
     relation.project(", ".join(selected)).create_view(view)
     types = {std: available[given] for std, given in mapping.items()}
     return Source(view, label, types, has_run_id)

@@ -33,17 +33,28 @@ CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, rel_level := 1, ties := 'tre
         gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), g_max := NULL,
         duplicates := 'error') AS TABLE
 WITH
-run_rows AS (
-    SELECT query_id, doc_id, CAST(score AS DOUBLE) AS score,
+-- NOT MATERIALIZED: the run is read by the checks and by the ranking; re-reading a scan is far
+-- cheaper than buffering every row of a large run.
+run_rows AS NOT MATERIALIZED (
+    SELECT query_id, doc_id, CAST(run_score AS DOUBLE) AS score,
            row_number() OVER () AS input_order
-    FROM query_table(CAST(run AS VARCHAR))
+    -- a subquery, so that a run without a score column gets "column score not found" and the
+    -- candidates, not a confusing complaint about the alias
+    FROM (SELECT query_id, doc_id, score AS run_score FROM query_table(CAST(run AS VARCHAR)))
 ),
-run_docs AS (
+run_docs AS NOT MATERIALIZED (
     SELECT query_id, doc_id, max(score) AS score, min(input_order) AS input_order,
            count(*) AS copies,
            bool_or(score IS NULL OR NOT isfinite(score)) AS bad_score
     FROM run_rows
     GROUP BY query_id, doc_id
+),
+-- With duplicates := 'error' the checks guarantee one row per (query, doc), so the ranking reads
+-- the rows as they are; only duplicates := 'max' pays for collapsing them.
+run_unique AS (
+    SELECT query_id, doc_id, score, input_order FROM run_rows WHERE duplicates <> 'max'
+    UNION ALL
+    SELECT query_id, doc_id, score, input_order FROM run_docs WHERE duplicates = 'max'
 ),
 qrels_docs AS (
     SELECT query_id, doc_id, max(CAST(relevance AS DOUBLE)) AS grade,
@@ -86,31 +97,47 @@ problems AS (
      FROM qrels_docs WHERE min_grade <> grade AND duplicates = 'error' LIMIT 1)
 ),
 guard AS (
-    SELECT duckrank.raise_problems(string_agg(problem, '; ')) AS fired FROM problems
+    SELECT duckrank.raise_problems(string_agg(problem, chr(10))) AS fired FROM problems
+),
+-- unjudged := mean|median gives each retrieved unjudged doc the query's mean / median judged grade.
+-- The imputed grade then counts as a judgment everywhere (R, N, the ideal ranking), so recall, AP
+-- and nDCG stay within [0, 1]. Under the other policies this branch is empty.
+imputed AS (
+    SELECT r.query_id, r.doc_id, CASE WHEN unjudged = 'mean' THEN s.mean_grade ELSE s.median_grade END AS grade
+    FROM run_docs r
+    JOIN (SELECT query_id, avg(grade) FILTER (WHERE grade >= 0) AS mean_grade,
+                 percentile_cont(0.5) WITHIN GROUP (ORDER BY grade) FILTER (WHERE grade >= 0) AS median_grade
+          FROM qrels_docs WHERE unjudged IN ('mean', 'median') GROUP BY query_id) s ON s.query_id = r.query_id
+    LEFT JOIN qrels_docs q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
+    WHERE unjudged IN ('mean', 'median') AND q.doc_id IS NULL
+),
+judgments AS NOT MATERIALIZED (  -- inlined: by default just the qrels, no copy of them
+    SELECT query_id, doc_id, grade, false AS imputed FROM qrels_docs
+    UNION ALL
+    SELECT query_id, doc_id, grade, true AS imputed FROM imputed WHERE grade IS NOT NULL
 ),
 query_stats AS (
     SELECT query_id,
            count(*) FILTER (WHERE grade >= 0 AND grade >= rel_level) AS num_rel,
-           count(*) FILTER (WHERE grade >= 0 AND grade < rel_level) AS num_nonrel,
-           avg(grade) FILTER (WHERE grade >= 0) AS mean_grade,
-           percentile_cont(0.5) WITHIN GROUP (ORDER BY grade) FILTER (WHERE grade >= 0) AS median_grade
-    FROM qrels_docs
+           count(*) FILTER (WHERE grade >= 0 AND grade < rel_level) AS num_nonrel
+    FROM judgments
     GROUP BY query_id
 ),
+-- ERR's default g_max: the largest grade in the qrels, at least 0 (qrels with only negative grades
+-- would otherwise give negative stopping probabilities).
 top_grade AS (
-    SELECT coalesce(CAST(g_max AS DOUBLE), max(grade)) AS g_max FROM qrels_docs
+    SELECT coalesce(CAST(g_max AS DOUBLE), greatest(max(grade), 0)) AS g_max FROM qrels_docs
 ),
 judged AS (
-    SELECT r.query_id, r.doc_id, r.score, r.input_order, q.grade AS judged_grade,
-           CASE WHEN q.grade IS NOT NULL THEN q.grade
-                WHEN unjudged = 'mean' THEN s.mean_grade
-                WHEN unjudged = 'median' THEN s.median_grade END AS grade,
+    SELECT r.query_id, r.doc_id, r.score, r.input_order,
+           CASE WHEN NOT q.imputed THEN q.grade END AS judged_grade,
+           q.grade AS grade,
            CASE WHEN q.grade >= 0 AND q.grade < rel_level THEN 1 ELSE 0 END AS judged_nonrel,
-           q.grade IS NULL OR q.grade < 0 AS is_unjudged,
+           q.grade IS NULL OR q.grade < 0 AS is_unjudged,  -- an imputed grade counts as a judgment
            s.num_rel, s.num_nonrel
-    FROM run_docs r
+    FROM run_unique r
     JOIN query_stats s ON s.query_id = r.query_id
-    LEFT JOIN qrels_docs q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
+    LEFT JOIN judgments q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
     WHERE unjudged <> 'skip' OR q.grade >= 0
 ),
 graded AS (
@@ -127,14 +154,19 @@ ranked_run AS (
            CAST(sum(judged_nonrel) OVER (by_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
                - judged_nonrel AS BIGINT) AS nonrel_above,
            exp(sum(ln(1 - err_stop)) OVER (by_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-               - ln(1 - err_stop)) AS err_reach
+               - ln(1 - err_stop)) AS err_reach,
+           -- ties := 'average': every rank of a tie group holds the group's mean. Taken before the
+           -- max_rank cut, which may split a group: the ranks kept still hold the expected value.
+           CASE WHEN ties = 'average' THEN avg(doc_rel) OVER (PARTITION BY query_id, score) ELSE doc_rel END AS tied_rel,
+           CASE WHEN ties = 'average' THEN avg(doc_gain) OVER (PARTITION BY query_id, score) ELSE doc_gain END AS tied_gain
     FROM graded
     WINDOW by_rank AS (
         PARTITION BY query_id
+        -- One tie-break key for every rule but 'trec' (a constant NULL there, nearly free to sort).
         ORDER BY score DESC,
-                 CASE WHEN ties = 'input' THEN input_order END ASC,
-                 CASE WHEN ties = 'pessimistic' THEN doc_rel WHEN ties = 'optimistic' THEN -doc_rel END ASC,
-                 CASE WHEN ties = 'pessimistic' THEN doc_gain WHEN ties = 'optimistic' THEN -doc_gain END ASC,
+                 CASE WHEN ties = 'input' THEN [CAST(input_order AS DOUBLE)]
+                      WHEN ties = 'pessimistic' THEN [doc_rel, doc_gain]
+                      WHEN ties = 'optimistic' THEN [-doc_rel, -doc_gain] END ASC,
                  doc_id DESC)
 ),
 kept_run AS (
@@ -142,9 +174,7 @@ kept_run AS (
 ),
 run_rows_ranked AS (
     SELECT query_id, doc_id, score, false AS is_ideal, rank, judged_grade, grade,
-           doc_rel, doc_gain,
-           CASE WHEN ties = 'average' THEN avg(doc_rel) OVER (PARTITION BY query_id, score) ELSE doc_rel END AS tied_rel,
-           CASE WHEN ties = 'average' THEN avg(doc_gain) OVER (PARTITION BY query_id, score) ELSE doc_gain END AS tied_gain,
+           doc_rel, doc_gain, tied_rel, tied_gain,
            cum_rel, judged_nonrel, nonrel_above, is_unjudged, err_stop, err_reach,
            rank() OVER (PARTITION BY query_id ORDER BY score ASC)
                + (count(*) OVER (PARTITION BY query_id, score) - 1) / 2.0 AS asc_rank,
@@ -156,11 +186,11 @@ ideal_rows AS (
     SELECT q.query_id, q.doc_id, CAST(NULL AS DOUBLE) AS score, true AS is_ideal,
            row_number() OVER (PARTITION BY q.query_id
                               ORDER BY duckrank.gain_of(q.grade, gain := gain, gain_map := gain_map) DESC) AS rank,
-           q.grade AS judged_grade, q.grade AS grade,
+           CASE WHEN NOT q.imputed THEN q.grade END AS judged_grade, q.grade AS grade,
            CAST(CASE WHEN q.grade >= 0 AND q.grade >= rel_level THEN 1 ELSE 0 END AS DOUBLE) AS doc_rel,
            duckrank.gain_of(q.grade, gain := gain, gain_map := gain_map) AS doc_gain,
            s.num_rel, s.num_nonrel
-    FROM qrels_docs q
+    FROM judgments q
     JOIN query_stats s ON s.query_id = q.query_id
     WHERE complete OR q.query_id IN (SELECT query_id FROM run_docs)
 )

@@ -20,11 +20,13 @@ CREATE OR REPLACE MACRO duckrank.precision_agg(is_ideal, rank, tied_rel, k) AS
                    coalesce(k, duckrank.retrieved_agg(is_ideal)));
 COMMENT ON MACRO duckrank.precision_agg IS 'P@k = sum_{i<=k} rel(i) / k (k NULL: relevant retrieved / retrieved, set_P)';
 
--- R@k = hits@k / R; cap := true divides by min(R, k) (trec_eval relative_P).
+-- R@k = hits@k / R; cap := true divides by min(R, k) (trec_eval relative_P). As for P, k NULL
+-- means k = the number retrieved, so cap then divides by min(R, retrieved) (set_relative_P).
 CREATE OR REPLACE MACRO duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, k, cap := false) AS
     duckrank.ratio(duckrank.hits_agg(is_ideal, rank, tied_rel, k),
-                   CASE WHEN cap AND k IS NOT NULL THEN least(max(num_rel), k) ELSE max(num_rel) END);
-COMMENT ON MACRO duckrank.recall_agg IS 'R@k = sum_{i<=k} rel(i) / R, 0 if R = 0; cap := true divides by min(R, k)';
+                   CASE WHEN cap THEN least(max(num_rel), coalesce(k, duckrank.retrieved_agg(is_ideal)))
+                        ELSE max(num_rel) END);
+COMMENT ON MACRO duckrank.recall_agg IS 'R@k = sum_{i<=k} rel(i) / R, 0 if R = 0; cap := true divides by min(R, k) (k NULL: min(R, retrieved), set_relative_P)';
 
 -- F_beta@k = (1 + b^2) P R / (b^2 P + R), 0 when P = R = 0. k NULL: trec_eval set_F.
 -- Written as (1 + b^2) hits / (b^2 R + k), which is the same number and linear in the hits.
@@ -36,7 +38,7 @@ COMMENT ON MACRO duckrank.f_measure_agg IS 'F_beta@k = (1+b^2) P R / (b^2 P + R)
 -- hit@k (success@k): 1 if any relevant document is retrieved at ranks <= k.
 CREATE OR REPLACE MACRO duckrank.hit_rate_agg(is_ideal, rank, tied_rel, tie_rule, k) AS
     duckrank.needs_strict_ties(
-        CASE WHEN duckrank.hits_agg(is_ideal, rank, tied_rel, k) > 0 THEN 1.0 ELSE 0.0 END,
+        CAST(CASE WHEN duckrank.hits_agg(is_ideal, rank, tied_rel, k) > 0 THEN 1 ELSE 0 END AS DOUBLE),
         tie_rule, 'hit rate');
 COMMENT ON MACRO duckrank.hit_rate_agg IS 'hit@k (success@k) = 1 if a relevant doc is at rank <= k, else 0';
 
@@ -76,7 +78,7 @@ per_query AS (
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.recall IS 'R@k per query: relevant in top k / R (trec_eval recall.k; cap := true divides by min(R,k), relative_P)';
+COMMENT ON MACRO TABLE duckrank.recall IS 'R@k per query: relevant in top k / R (trec_eval recall.k; cap := true divides by min(R,k), relative_P; k NULL with cap: set_relative_P)';
 
 CREATE OR REPLACE MACRO duckrank.f_measure(qrels, run, k := NULL, beta := 1.0, rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',

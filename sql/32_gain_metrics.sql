@@ -43,11 +43,13 @@ CREATE OR REPLACE MACRO duckrank.rbp_agg(is_ideal, rank, tied_rel, k, p := 0.8) 
 COMMENT ON MACRO duckrank.rbp_agg IS 'RBP(p)@k = (1-p) sum_{i<=k} rel(i) p^(i-1)';
 
 -- RBP's residual: the weight RBP could still gain, from unjudged docs in the evaluated depth d and
--- from the ranks beyond it: p^d + (1 - p) sum_{unjudged i<=d} p^(i-1).
+-- from the ranks beyond it: p^d + (1 - p) sum_{unjudged i<=d} p^(i-1). A query the run missed
+-- (complete := true) scores 0 on every measure, the residual included, as in trec_eval -c.
 CREATE OR REPLACE MACRO duckrank.rbp_residual_agg(is_ideal, rank, is_unjudged, k, p := 0.8) AS
+    CASE WHEN duckrank.retrieved_agg(is_ideal) = 0 THEN 0.0 ELSE
     power(p, least(duckrank.retrieved_agg(is_ideal), coalesce(k, duckrank.retrieved_agg(is_ideal))))
     + (1 - p) * coalesce(sum(CASE WHEN NOT is_ideal AND is_unjudged AND rank <= coalesce(k, rank)
-                                  THEN power(p, rank - 1) END), 0.0);
+                                  THEN power(p, rank - 1) END), 0.0) END;
 COMMENT ON MACRO duckrank.rbp_residual_agg IS 'RBP residual = p^d + (1-p) sum_{unjudged i<=d} p^(i-1)';
 
 CREATE OR REPLACE MACRO duckrank.cg(qrels, run, k := NULL, gain := 'linear',

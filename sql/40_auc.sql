@@ -8,6 +8,21 @@
 -- it, so AUC = sum_scores pos(s) (neg_below(s) + neg(s) / 2) / (n+ n-). That needs one sort of the
 -- distinct scores instead of all rows. Undefined (NULL) when a query has no positive or no negative.
 
+-- Rows of a log that no AUC can rank: a NULL or non-finite score would sort as the highest (NaN)
+-- or vanish (NULL), a NULL label would count as neither class. Returns NULL when there are none.
+CREATE OR REPLACE MACRO duckrank.log_problems(log) AS (
+    SELECT nullif(concat_ws(chr(10),
+        CASE WHEN count(*) FILTER (WHERE NOT coalesce(isfinite(CAST(score AS DOUBLE)), false)) > 0
+             THEN 'log ' || duckrank.show(log) || ' has '
+                  || count(*) FILTER (WHERE NOT coalesce(isfinite(CAST(score AS DOUBLE)), false))
+                  || ' row(s) with a NULL, NaN or infinite score; scores must be finite numbers: fix or drop those rows' END,
+        CASE WHEN count(*) FILTER (WHERE NOT coalesce(isfinite(CAST(label AS DOUBLE)), false)) > 0
+             THEN 'log ' || duckrank.show(log) || ' has '
+                  || count(*) FILTER (WHERE NOT coalesce(isfinite(CAST(label AS DOUBLE)), false))
+                  || ' row(s) with a NULL, NaN or infinite label; labels must be numbers: fix or drop those rows' END), '')
+    FROM query_table(CAST(log AS VARCHAR)));
+COMMENT ON MACRO duckrank.log_problems IS 'check a log''s scores and labels; returns the problems as text, NULL if none';
+
 CREATE OR REPLACE MACRO duckrank.auc_agg(is_ideal, doc_rel, asc_rank) AS
     CASE WHEN sum(doc_rel) FILTER (WHERE NOT is_ideal) > 0
               AND sum(1 - doc_rel) FILTER (WHERE NOT is_ideal) > 0
@@ -28,14 +43,16 @@ COMMENT ON MACRO TABLE duckrank.auc IS 'AUC per query over the retrieved docs (r
 
 -- Per-query AUC of a log(query_id, score, label); label >= rel_level is a positive.
 CREATE OR REPLACE MACRO duckrank.log_auc(log, rel_level := 1) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.convention_problems(rel_level := rel_level)) AS fired),
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10), duckrank.convention_problems(rel_level := rel_level),
+                                                       duckrank.log_problems(log))) AS fired),
 by_score AS (
-    SELECT query_id, CAST(score AS DOUBLE) AS score,
+    -- the cast sits in a subquery so that a missing score column is reported as missing
+    SELECT query_id, score_value AS score,
            count(*) FILTER (WHERE label >= rel_level) AS pos,
            count(*) FILTER (WHERE NOT (label >= rel_level)) AS neg
-    FROM query_table(CAST(log AS VARCHAR))
+    FROM (SELECT query_id, CAST(score AS DOUBLE) AS score_value, label FROM query_table(CAST(log AS VARCHAR)))
     WHERE (SELECT count(fired) FROM guard) = 0
-    GROUP BY query_id, CAST(score AS DOUBLE)
+    GROUP BY query_id, score_value
 ),
 below AS (
     SELECT query_id, pos, neg,
@@ -65,14 +82,15 @@ COMMENT ON MACRO TABLE duckrank.gauc IS 'GAUC of a log: per-query AUC weighted b
 
 -- Global AUC: the rank-sum AUC over every row of a log, ignoring the query (scikit-learn roc_auc_score).
 CREATE OR REPLACE MACRO duckrank.global_auc(log, rel_level := 1) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.convention_problems(rel_level := rel_level)) AS fired),
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10), duckrank.convention_problems(rel_level := rel_level),
+                                                       duckrank.log_problems(log))) AS fired),
 by_score AS (
-    SELECT CAST(score AS DOUBLE) AS score,
+    SELECT score_value AS score,
            count(*) FILTER (WHERE label >= rel_level) AS pos,
            count(*) FILTER (WHERE NOT (label >= rel_level)) AS neg
-    FROM query_table(CAST(log AS VARCHAR))
+    FROM (SELECT CAST(score AS DOUBLE) AS score_value, label FROM query_table(CAST(log AS VARCHAR)))
     WHERE (SELECT count(fired) FROM guard) = 0
-    GROUP BY CAST(score AS DOUBLE)
+    GROUP BY score_value
 ),
 below AS (
     SELECT pos, neg,
@@ -90,7 +108,8 @@ COMMENT ON MACRO TABLE duckrank.global_auc IS 'AUC over all rows of a log(score,
 CREATE OR REPLACE MACRO duckrank.classification(log, threshold := 0.5, rel_level := 1) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
                    duckrank.option_problems(threshold := threshold),
-                   duckrank.convention_problems(rel_level := rel_level))) AS fired),
+                   duckrank.convention_problems(rel_level := rel_level),
+                   duckrank.log_problems(log))) AS fired),
 confusion AS (
     SELECT count(*) FILTER (WHERE score >= threshold AND label >= rel_level) AS tp,
            count(*) FILTER (WHERE score >= threshold AND NOT (label >= rel_level)) AS fp,

@@ -9,3 +9,4 @@
 .read sql/32_gain_metrics.sql
 .read sql/40_auc.sql
 .read sql/41_rating_metrics.sql
+.read sql/50_compare.sql

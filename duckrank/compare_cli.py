@@ -1,0 +1,389 @@
+"""`duckrank compare QRELS RUN1 RUN2 [RUN ...]`: significance tests between runs.
+
+The command maps onto duckrank.comparison.compare; this module parses options (reporting every bad
+one at once), and formats what the SQL computed with the shared writers in duckrank._output.
+Attach it to the CLI group with `main.add_command(compare)` (duckrank/cli.py).
+
+Exit status: 0 success, 1 a data problem (duckrank.DuckrankError), 2 a usage problem
+(duckrank.MeasureError, duckrank.OptionError, a bad option value).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+
+from duckrank import _output as output
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+FORMATS = ("table", "tsv", "csv", "json", "jsonl", "parquet", "markdown", "latex")
+INPUT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
+DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
+CORRECTION_NAMES = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg"}
+TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"}
+
+
+class _Problems:
+    """Bad option values, collected so a single usage error reports all of them."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    def add(self, message: str) -> None:
+        self.messages.append(message)
+
+    def choice(self, option: str, value: str | None, choices: tuple[str, ...]) -> str | None:
+        if value is None:
+            return None
+        if value.lower() in choices:
+            return value.lower()
+        self.add(f"{option} must be one of {', '.join(choices)}; got {value!r}")
+        return None
+
+    def integer(self, option: str, value: str | None, minimum: int | None = None) -> int | None:
+        if value is None:
+            return None
+        try:
+            number: int | None = int(value.strip())
+        except ValueError:
+            number = None
+        if number is None or (minimum is not None and number < minimum):
+            bound = f" >= {minimum}" if minimum is not None else ""
+            self.add(f"{option} must be a whole number{bound}; got {value!r}")
+            return None
+        return number
+
+    def fraction(self, option: str, value: str | None) -> float | None:
+        if value is None:
+            return None
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not 0 < number < 1:
+            self.add(f"{option} must be a number strictly between 0 and 1; got {value!r}")
+            return None
+        return number
+
+    def number(self, option: str, value: str | None) -> float | int | None:
+        if value is None:
+            return None
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            self.add(f"{option} must be a finite number; got {value!r}")
+            return None
+        return int(number) if number.is_integer() else number
+
+    def raise_if_any(self) -> None:
+        if self.messages:
+            raise click.UsageError("\nError: ".join(self.messages))
+
+
+def _clean(message: Any) -> str:
+    text = str(message).strip()
+    for prefix in ("duckrank: ", "Error: "):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    flags = {name: f"--{name}" for name in ("permutations", "bootstrap", "seed", "confidence", "alpha", "correction",
+                                           "test", "baseline", "ties", "empty", "unjudged", "duplicates", "gain")}
+    flags.update({"rel_level": "-l", "max_rank": "-M", "by": "--by"})
+    for name, flag in flags.items():
+        if text.startswith(f"{name} "):
+            text = f"{flag}{text[len(name):]}"
+    for name in ("query", "doc", "score", "relevance"):
+        text = text.replace(f"{name}_col=", f"--{name}-col")
+    return text.replace("--complete / complete=True", "--complete").replace("complete=True", "--complete")
+
+
+def _handle_errors(function: Callable) -> Callable:
+    """duckrank's typed errors as click exits: usage problems 2, data problems 1; no tracebacks."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        import duckdb
+
+        from duckrank.errors import DuckrankError, MeasureError, OptionError
+
+        try:
+            return function(*args, **kwargs)
+        except (click.ClickException, click.Abort, click.exceptions.Exit):
+            raise
+        except (MeasureError, OptionError) as error:
+            raise click.UsageError("\nError: ".join(_clean(line) for line in str(error).splitlines())) from None
+        except DuckrankError as error:
+            raise click.ClickException("\nError: ".join(_clean(line) for line in str(error).splitlines())) from None
+        except duckdb.Error as error:
+            if os.environ.get("DUCKRANK_DEBUG"):
+                raise
+            raise click.ClickException(_clean(str(error).splitlines()[0])) from None
+        except BrokenPipeError:
+            with contextlib.suppress(Exception):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            raise click.exceptions.Exit(0) from None
+        except OSError as error:
+            where = f"{error.filename}: " if error.filename else ""
+            raise click.ClickException(f"{where}{error.strerror or error}") from None
+
+    return wrapper
+
+
+def _pick_format(problems: _Problems, fmt: str | None, path: str | None) -> str:
+    if fmt is not None:
+        return problems.choice("--format", fmt, FORMATS) or "table"
+    guessed = output.format_from_extension(path)
+    if guessed in FORMATS:
+        return guessed
+    if path in (None, "-"):
+        return "table" if sys.stdout.isatty() else "tsv"
+    return "table"
+
+
+def _check_output(problems: _Problems, fmt: str, path: str | None, inputs: list[str]) -> None:
+    if path in (None, "-"):
+        if fmt == "parquet" and sys.stdout.isatty():
+            problems.add("parquet is binary and stdout is a terminal; write it to a file with -o FILE")
+        return
+    for source in inputs:
+        if source and output.same_file(path, source):
+            problems.add(f"-o {path} is also an input ({source}); choose another output path so the "
+                         "input is not overwritten")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        problems.add(f"-o {path}: folder {folder} does not exist; create it first")
+    elif os.path.isdir(path):
+        problems.add(f"-o {path} is a folder; give a file name")
+
+
+@click.command("compare", context_settings=CONTEXT_SETTINGS)
+@click.argument("qrels", metavar="QRELS")
+@click.argument("runs", nargs=-1, metavar="RUN1 RUN2 [RUN ...]")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help=f"A measure to compare, repeatable: map, ndcg_cut.10, nDCG@10, P.5,10 (trec_eval's comma "
+                   f"lists). Default: {', '.join(DEFAULT_MEASURES)}.")
+@click.option("--baseline", metavar="RUN", help="The run the others are compared with: its path, file name or "
+                                                "stem (default: the first run).")
+@click.option("--permutations", metavar="N", help="Sign flips of the randomization test (default 10000; 0 skips it).")
+@click.option("--bootstrap", metavar="N", help="Bootstrap replicates for the intervals (default 10000; 0 skips them).")
+@click.option("--seed", metavar="N", help="Seed of every random draw (default 0): same seed, same numbers.")
+@click.option("--confidence", metavar="LEVEL", help="Level of the bootstrap intervals (default 0.95).")
+@click.option("--alpha", metavar="A", help="Significance level for marking differences (default 0.05).")
+@click.option("--correction", metavar="METHOD",
+              help="Multiple-comparison correction over all (run, measure) comparisons: holm "
+                   "(Holm-Bonferroni, default) or bh (Benjamini-Hochberg).")
+@click.option("--test", metavar="TEST",
+              help="The test whose adjusted p marks significance: t (paired t-test, default) or randomization.")
+@click.option("-c", "--complete", is_flag=True,
+              help="Score a query a run did not answer as 0 (trec_eval -c) instead of comparing on the "
+                   "queries every run answered.")
+@click.option("--by", "segments", multiple=True, metavar="COL",
+              help="Compare per value of COL, a column of the runs such as country or device; repeatable.")
+@click.option("-l", "rel_level", metavar="N", help="Relevance level: grade >= N is relevant (default 1).")
+@click.option("-M", "max_rank", metavar="N", help="Score only the top N of each query (trec_eval -M).")
+@click.option("--ties", metavar="RULE", help="Tie rule: trec (default), input, average, pessimistic, optimistic.")
+@click.option("--gain", metavar="GAIN", help="Gain of a grade: linear (default), exp, raw.")
+@click.option("--empty", metavar="POLICY", help="Queries with no relevant docs: zero (default), skip.")
+@click.option("--unjudged", metavar="POLICY",
+              help="Unjudged retrieved docs: nonrelevant (default), skip, mean, median.")
+@click.option("--duplicates", metavar="POLICY", help="A doc twice in a query: error (default), max.")
+@click.option("--query-col", metavar="COL", help="Column holding the query id (default query_id).")
+@click.option("--doc-col", metavar="COL", help="Column holding the document id (default doc_id).")
+@click.option("--score-col", metavar="COL", help="Column holding the run's score (default score).")
+@click.option("--relevance-col", metavar="COL", help="Column holding the qrels grade (default relevance).")
+@click.option("--run-format", metavar="FORMAT",
+              help=f"Read runs as {', '.join(INPUT_FORMATS)} instead of detecting it.")
+@click.option("--qrels-format", metavar="FORMAT",
+              help=f"Read the qrels as {', '.join(INPUT_FORMATS)} instead of detecting it.")
+@click.option("-f", "--format", "fmt", metavar="FORMAT",
+              help=f"One of {', '.join(FORMATS)}. Default: table on a terminal, else tsv (or what -o FILE's "
+                   "extension says). Machine formats keep full precision and send notes to stderr.")
+@click.option("-o", "--output", "output_path", metavar="FILE",
+              help="Write to FILE (atomically: a temporary file in the same folder, then a rename).")
+@click.option("--quiet", is_flag=True, help="No notes on stderr.")
+@click.option("--threads", metavar="N", help="DuckDB worker threads (default: all cores).")
+@click.option("--memory-limit", metavar="SIZE", help="DuckDB memory_limit, e.g. 4GB or 50%.")
+@click.option("--temp-dir", metavar="DIR", help="Where DuckDB spills (temp_directory).")
+@_handle_errors
+def compare(qrels, runs, measures, baseline, permutations, bootstrap, seed, confidence, alpha, correction, test,
+            complete, segments, rel_level, max_rank, ties, gain, empty, unjudged, duplicates, query_col, doc_col,
+            score_col, relevance_col, run_format, qrels_format, fmt, output_path, quiet, threads, memory_limit,
+            temp_dir):
+    """Compare runs against a baseline: mean, difference, bootstrap CIs, paired t-test and
+    randomization test (Holm or BH adjusted), wins/ties/losses and effect size per measure.
+
+    \b
+    Examples:
+      duckrank compare qrels.txt bm25.txt dense.txt -m map -m ndcg_cut.10
+      duckrank compare qrels.parquet a.parquet b.parquet c.parquet --baseline b --correction bh
+      duckrank compare qrels.parquet a.parquet b.parquet -m P.10 --by country -f jsonl -o cmp.jsonl
+
+    Runs are compared on the queries every run answered (the queries left out are listed);
+    --complete scores a missing query as 0 instead. Exit status: 0 success, 1 a data
+    problem, 2 a usage problem.
+    """
+    problems = _Problems()
+    if not runs:  # one run file may hold several runs in its run_id column
+        problems.add("compare needs QRELS and at least two runs (RUN1 RUN2 [RUN ...])")
+    settings: dict[str, Any] = {
+        "permutations": problems.integer("--permutations", permutations, 0),
+        "bootstrap": problems.integer("--bootstrap", bootstrap, 0),
+        "seed": problems.integer("--seed", seed),
+        "confidence": problems.fraction("--confidence", confidence),
+        "alpha": problems.fraction("--alpha", alpha),
+        "correction": problems.choice("--correction", correction, ("holm", "bh")),
+        "test": problems.choice("--test", test, ("t", "randomization")),
+    }
+    conventions: dict[str, Any] = {"ties": ties, "gain": gain, "empty": empty, "unjudged": unjudged,
+                                   "duplicates": duplicates, "rel_level": problems.number("-l", rel_level),
+                                   "max_rank": problems.integer("-M", max_rank, 1)}
+    run_fmt = problems.choice("--run-format", run_format, INPUT_FORMATS)
+    qrels_fmt = problems.choice("--qrels-format", qrels_format, INPUT_FORMATS)
+    engine = {"threads": problems.integer("--threads", threads, 1), "memory_limit": memory_limit,
+              "temp_dir": temp_dir}
+
+    from duckrank.errors import MeasureError
+    from duckrank.measures import expand_measures, parse_measure
+
+    spellings: list[str] = []
+    try:
+        expanded = expand_measures(list(measures) or list(DEFAULT_MEASURES))
+    except MeasureError as error:
+        problems.add(_clean(error))
+        expanded = []
+    for spelling in expanded:
+        try:
+            parse_measure(spelling)
+        except MeasureError as error:
+            problems.add(_clean(error))
+            continue
+        if spelling not in spellings:
+            spellings.append(spelling)
+    fmt = _pick_format(problems, fmt, output_path)
+    _check_output(problems, fmt, output_path, [qrels, *runs])
+    problems.raise_if_any()
+
+    from duckrank.comparison import compare as compare_runs
+
+    options = {key: value for key, value in {**settings, **conventions, **engine}.items() if value is not None}
+    options.update({key: value for key, value in {
+        "run_format": "trec_run" if run_fmt == "trec" else run_fmt,
+        "qrels_format": "trec_qrels" if qrels_fmt == "trec" else qrels_fmt,
+        "query_col": query_col, "doc_col": doc_col, "score_col": score_col, "relevance_col": relevance_col,
+    }.items() if value is not None})
+    result = compare_runs(qrels, list(runs), spellings, baseline=baseline, complete=complete,
+                          by=list(segments), **options)
+    write(result, fmt, output_path, quiet=quiet)
+
+
+# ---------------------------------------------------------------------------------------------
+# output
+
+
+def write(result, fmt: str, path: str | None, *, quiet: bool = False) -> None:
+    """Write a Comparison in `fmt` to `path` (atomically) or stdout."""
+    if fmt == "parquet":
+        with _binary_target(path) as tmp:
+            result.relation.write_parquet(tmp)
+        _notes_to_stderr(result, quiet)
+        return
+    relation = result.relation
+    columns = relation.columns
+    rows = relation.fetchall()
+    with output.text_output(path) as stream:
+        if fmt in output.MACHINE_FORMATS:
+            output.write_machine(fmt, columns, rows, stream)
+        else:
+            _write_human(result, fmt, [dict(zip(columns, row)) for row in rows], stream)
+    if fmt in output.MACHINE_FORMATS:
+        _notes_to_stderr(result, quiet)
+
+
+def _notes_to_stderr(result, quiet: bool) -> None:
+    if not quiet:
+        for note in result.notes:
+            click.echo(f"Note: {_clean(note)}", err=True)
+
+
+@contextlib.contextmanager
+def _binary_target(path: str | None) -> Iterator[str]:
+    """A path for DuckDB to write a binary file to: renamed onto -o FILE, or streamed to stdout."""
+    if path not in (None, "-"):
+        with output.atomic_path(path) as tmp:
+            yield tmp
+        return
+    with tempfile.TemporaryDirectory(prefix="duckrank-") as folder:
+        tmp = os.path.join(folder, "output.parquet")
+        yield tmp
+        output.copy_to_stdout(tmp)
+
+
+def _number(value: Any, signed: bool = False) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return f"{value:+.4f}" if signed else f"{value:.4f}"
+
+
+def _p(value: Any) -> str:
+    if value is None:
+        return ""
+    return "<0.0001" if value < 0.0001 else f"{value:.4f}"
+
+
+def _interval(low: Any, high: Any, signed: bool = False) -> str:
+    if low is None or high is None:
+        return ""
+    return f"[{_number(low, signed)}, {_number(high, signed)}]"
+
+
+def _write_human(result, fmt: str, rows: list[dict[str, Any]], stream) -> None:
+    settings = result.settings
+    level = f"{settings['confidence'] * 100:g}%"
+    by = list(result.by)
+    columns = [*by, "metric", "run", "mean", f"mean {level} CI", "diff", f"diff {level} CI", "change", "p (t)",
+               "p (rand)", "p adj", "W/T/L", "effect"]
+    align = ["l"] * (len(by) + 2) + ["r"] * 10
+    cells = []
+    for row in rows:
+        diff = _number(row["diff"], signed=True)
+        if row["significant"]:
+            diff += "*"
+        change = "" if row["relative_change"] is None else f"{row['relative_change'] * 100:+.1f}%"
+        record = "" if row["wins"] is None else f"{row['wins']}/{row['ties']}/{row['losses']}"
+        run = f"{row['run']} (baseline)" if row["is_baseline"] else str(row["run"])
+        cells.append([*("" if row[b] is None else str(row[b]) for b in by), str(row["metric"]), run,
+                      _number(row["mean"]), _interval(row["mean_ci_low"], row["mean_ci_high"]), diff,
+                      _interval(row["ci_low"], row["ci_high"], signed=True), change, _p(row["p_ttest"]),
+                      _p(row["p_randomization"]), _p(row["p_adjusted"]),
+                      record, _number(row["effect_size"], signed=True)])
+    output.write_human(fmt, columns, cells, stream, align)
+    comparisons = sum(1 for row in rows if row["p_adjusted"] is not None)
+    legend = (f"* adjusted p < {settings['alpha']:g} ({TEST_NAMES[settings['test']]}, "
+              f"{CORRECTION_NAMES[settings['correction']]} over {comparisons} comparison"
+              f"{'' if comparisons == 1 else 's'}); baseline {result.baseline}; CIs: percentile bootstrap, "
+              f"{settings['bootstrap']} replicates; randomization test: {settings['permutations']} sign flips; "
+              f"effect = diff / sd of per-query differences; seed {settings['seed']}")
+    notes = [f"Note: {_clean(note)}" for note in result.notes]
+    if fmt == "latex":
+        stream.write("\\par\\smallskip{\\footnotesize " + output.latex_escape(legend).replace(
+            f"p < {settings['alpha']:g}", f"$p < {settings['alpha']:g}$") + "}\n")
+        for note in notes:
+            stream.write(f"% {note}\n")
+    elif fmt == "markdown":
+        stream.write("\n" + legend.replace("*", "\\*", 1) + "\n")
+        for note in notes:
+            stream.write(f"\n{note}\n")
+    else:
+        stream.write("\n" + legend + "\n")
+        for note in notes:
+            stream.write(f"{note}\n")

@@ -1,0 +1,309 @@
+"""Compare runs: is B better than A, by how much, and how sure are we?
+
+    import duckrank
+    result = duckrank.compare("qrels.txt", ["bm25.txt", "dense.txt"], ["map", "ndcg_cut.10"])
+    result.relation.df()      # one row per (measure, run): mean, diff, CIs, p-values, wins/ties/losses
+    result.records()          # the same rows as dicts
+
+Python composes; the statistics live in sql/50_compare.sql (duckrank.compare, a table macro over
+any per-query table), so the shell computes the same numbers bit for bit:
+
+    SELECT * FROM duckrank.compare('per_query', baseline := 'bm25', seed := 0);
+
+The per-query values come from duckrank.compute (one pass for every run, measure and segment).
+Runs are compared on the queries every run answered, unless complete=True scores a missing
+query as 0 (trec_eval -c).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from duckrank._library import connect
+from duckrank.errors import InputError, MeasureError, OptionError
+from duckrank.evaluation import compute
+from duckrank.inputs import fresh_name, quote_identifier
+from duckrank.measures import Measure, parse_measures
+
+
+CORRECTIONS = ("holm", "bh")
+TESTS = ("t", "randomization")
+DEFAULTS: dict[str, Any] = {"permutations": 10_000, "bootstrap": 10_000, "seed": 0, "confidence": 0.95,
+                            "alpha": 0.05, "correction": "holm", "test": "t"}
+# The result's columns after the segment columns, in order.
+COLUMNS = ("metric", "run", "is_baseline", "n", "mean", "mean_ci_low", "mean_ci_high", "diff", "ci_low", "ci_high",
+           "relative_change", "t", "df", "p_ttest", "p_randomization", "p_ttest_adjusted",
+           "p_randomization_adjusted", "p_adjusted", "significant", "wins", "ties", "losses", "effect_size", "note")
+_RESERVED = {"metric", "metric_order", "run", "query_id", "value", *COLUMNS}
+_SHOWN_IDS = 5
+
+
+@dataclass
+class Comparison:
+    """The comparison of every run with the baseline, per measure (and segment), in a temporary table.
+
+    `relation` is a DuckDB relation (.df(), .pl(), .arrow()); `records()` gives dicts; `notes`
+    says which queries were left out or scored 0, and why a test did not apply.
+    """
+
+    con: duckdb.DuckDBPyConnection
+    table: str
+    runs: list[str]
+    baseline: str
+    measures: list[Measure]
+    by: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.by, *COLUMNS]
+
+    @property
+    def relation(self) -> duckdb.DuckDBPyRelation:
+        """One row per ([segment,] measure, run), measures and runs in the order given."""
+        shown = ", ".join(quote_identifier(c) for c in self.columns)
+        return self.con.sql(f"SELECT {shown} FROM {self.table} ORDER BY row_order")
+
+    def arrow(self) -> Any:
+        return self.relation.arrow()
+
+    def df(self) -> Any:
+        return self.relation.df()
+
+    def records(self) -> list[dict[str, Any]]:
+        """The rows as dicts (the jsonl output's objects)."""
+        relation = self.relation
+        names = relation.columns
+        return [dict(zip(names, row)) for row in relation.fetchall()]
+
+    def as_dict(self) -> dict[Any, Any]:
+        """{measure: {run: row}}; with segments {segment: {measure: {run: row}}} (a tuple for several)."""
+        nested: dict[Any, Any] = {}
+        for row in self.records():
+            target = nested
+            if self.by:
+                segment = tuple(row[b] for b in self.by)
+                target = nested.setdefault(segment[0] if len(segment) == 1 else segment, {})
+            target.setdefault(row["metric"], {})[row["run"]] = row
+        return nested
+
+
+def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """Validate the statistics options; report every bad one at once (the SQL checks them again)."""
+    problems = []
+    checked = dict(settings)
+    for name in ("permutations", "bootstrap", "seed"):
+        value = settings[name]
+        minimum = None if name == "seed" else 0
+        if isinstance(value, bool) or not isinstance(value, int) or (minimum is not None and value < minimum):
+            kind = "a whole number" if name == "seed" else "a whole number >= 0"
+            problems.append(f"{name} must be {kind}; got {value!r}")
+    for name in ("confidence", "alpha"):
+        value = settings[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            problems.append(f"{name} must be a number strictly between 0 and 1; got {value!r}")
+        else:
+            checked[name] = float(value)
+    for name, choices in (("correction", CORRECTIONS), ("test", TESTS)):
+        value = settings[name]
+        if isinstance(value, str) and value.lower() in choices:
+            checked[name] = value.lower()
+        else:
+            problems.append(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    if problems:
+        raise OptionError("\n".join(problems))
+    return checked
+
+
+def _check_measures(measures: list[Measure]) -> None:
+    bad = []
+    for measure in measures:
+        if measure.summary != "mean" or not measure.metric.per_query:
+            how = {"sum": "a sum over queries", "count": "a count of queries", "gmean": "a geometric mean",
+                   "log": "one value for a whole log"}.get(measure.summary, "not a mean of per-query values")
+            bad.append(f"measure {measure.spelling!r} is {how}; compare tests means of per-query values "
+                       "(e.g. map, ndcg_cut.10, P.10, recip_rank)")
+    if bad:
+        raise MeasureError("\n".join(bad))
+
+
+def resolve_baseline(baseline: Any, runs: list[str]) -> str:
+    """The baseline run: None (the first), an index, a run's name, or a unique file name or stem."""
+    if baseline is None:
+        return runs[0]
+    if isinstance(baseline, int) and not isinstance(baseline, bool):
+        if -len(runs) <= baseline < len(runs):
+            return runs[baseline]
+        raise OptionError(f"baseline index {baseline} is out of range for {len(runs)} runs")
+    text = str(baseline)
+    if text in runs:
+        return text
+    matches = [run for run in runs if text in (os.path.basename(run), Path(run).stem)]
+    if len(matches) == 1:
+        return matches[0]
+    listed = ", ".join(repr(run) for run in runs)
+    if matches:
+        raise OptionError(f"baseline {text!r} matches several runs ({', '.join(map(repr, matches))}); "
+                          f"give the full name (one of {listed})")
+    raise OptionError(f"baseline {text!r} is not one of the runs ({listed})")
+
+
+def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, baseline: Any = None,
+            permutations: int = 10_000, bootstrap: int = 10_000, seed: int = 0, confidence: float = 0.95,
+            alpha: float = 0.05, correction: str = "holm", test: str = "t", complete: bool = False,
+            by: list[str] | str | None = None, run_names: list[str] | None = None,
+            con: duckdb.DuckDBPyConnection | None = None, **options: Any) -> Comparison:
+    """Compare every run with the baseline (the first run unless `baseline=` names one).
+
+    For each measure (and segment, `by=`) and run: the mean over the queries every run answered
+    with its percentile bootstrap interval (`bootstrap` replicates, level `confidence`); the
+    difference from the baseline with its interval; the relative change; a paired t-test and a
+    paired randomization (sign-flip) test with `permutations` replicates, both two-sided; their
+    p-values adjusted across all (run, measure) comparisons by `correction` (holm or bh) and the
+    adjusted p of `test` (t or randomization) compared with `alpha`; wins, ties and losses over
+    queries; and the effect size (mean difference / sd of the differences). `seed` makes every
+    random draw reproducible. `complete=True` scores a query a run did not answer as 0 instead of
+    leaving it out. Other options (conventions, column names, formats, engine settings) are
+    duckrank.compute's.
+    """
+    settings = _check_settings({"permutations": permutations, "bootstrap": bootstrap, "seed": seed,
+                                "confidence": confidence, "alpha": alpha, "correction": correction,
+                                "test": test})
+    if options.get("log") is not None:
+        raise OptionError("compare needs qrels and two or more runs, not a single log")
+    parsed = parse_measures(list(measures) if not isinstance(measures, str) else measures)
+    _check_measures(parsed)
+    segments = [by] if isinstance(by, str) else list(by or [])
+    clashes = [name for name in segments if name in _RESERVED]
+    if clashes:
+        raise OptionError(f"cannot segment by {', '.join(map(repr, clashes))}: the comparison uses that "
+                          "column name itself; rename the column")
+    con = con if con is not None else connect()
+    spellings = [m.spelling for m in parsed]
+    presence = len(spellings)  # a hidden num_ret tells which queries each run answered
+    results = compute(qrels, runs, [*spellings, "num_ret"], run_names=run_names, complete=complete, by=segments,
+                      con=con, **options)
+    names = list(results.runs)
+    if len(names) < 2:
+        raise OptionError(f"compare needs at least two runs; got one ({names[0]!r}). Pass two or more "
+                          "run files, or one file whose run_id column holds several runs")
+    base = resolve_baseline(baseline, names)
+    _check_scored(con, results.table, presence, names)
+    per_query = _per_query_table(con, results.table, presence, segments, complete)
+    notes = _query_notes(con, results.table, presence, names, segments, complete)
+    table = fresh_name("comparison")
+    shown = ", ".join([*(quote_identifier(b) for b in segments), *COLUMNS])
+    order = ", ".join([*(f"{quote_identifier(b)} NULLS LAST" for b in segments), "metric_order",
+                       "list_position($runs, run)"])
+    try:
+        con.execute(
+            f"CREATE TEMP TABLE {table} AS SELECT row_number() OVER (ORDER BY {order}) AS row_order, {shown} "
+            "FROM duckrank.compare($table, runs := $runs, baseline := $baseline, permutations := $permutations, "
+            "bootstrap := $bootstrap, seed := $seed, confidence := $confidence, correction := $correction, "
+            "test := $test, alpha := $alpha)",
+            {"table": per_query, "runs": names, "baseline": base, **settings}).fetchall()
+    except duckdb.Error as error:
+        message = str(error)
+        if "duckrank: " in message:
+            raise InputError(message.split("duckrank: ", 1)[1].strip()) from None
+        raise
+    comparison = Comparison(con, table, names, base, parsed, segments, notes, {**settings, "complete": complete})
+    _check_testable(comparison)
+    comparison.notes.extend(_row_notes(comparison))
+    return comparison
+
+
+def _per_query_table(con: duckdb.DuckDBPyConnection, results: str, presence: int, by: list[str],
+                     complete: bool) -> str:
+    """(segments, metric_order, metric, run, query_id, value): the table duckrank.compare reads.
+    With complete, a (segment, query) that some run answered and another did not scores 0 for the
+    other (compute's complete already zero-fills whole queries when there are no segments)."""
+    table = fresh_name("compare_input")
+    keys = "".join(f"r.{quote_identifier(b)}, " for b in by)
+    source = (f"SELECT {keys}r.measure_index AS metric_order, m.measure AS metric, r.run, r.query_id, r.value "
+              f"FROM {results} r JOIN {results}_measures m USING (measure_index) "
+              f"WHERE r.measure_index <> {presence} AND r.query_id IS NOT NULL")
+    if complete and by:
+        key_list = "".join(f"{quote_identifier(b)}, " for b in by)
+        joined = " AND ".join([*(f"v.{quote_identifier(b)} IS NOT DISTINCT FROM k.{quote_identifier(b)}" for b in by),
+                               "v.metric_order = k.metric_order", "v.query_id = k.query_id", "v.run = runs.run"])
+        source = (f"WITH v AS ({source}), k AS (SELECT DISTINCT {key_list}metric_order, metric, query_id FROM v), "
+                  f"runs AS (SELECT run FROM {results}_runs) "
+                  f"SELECT {''.join(f'k.{quote_identifier(b)}, ' for b in by)}k.metric_order, k.metric, runs.run, "
+                  f"k.query_id, coalesce(v.value, 0.0) AS value FROM k CROSS JOIN runs LEFT JOIN v ON {joined}")
+    columns = "".join(f"{quote_identifier(b)}, " for b in by)
+    con.execute(f"CREATE TEMP TABLE {table} AS SELECT {columns}metric_order, metric, run, query_id, value "
+                f"FROM ({source})").fetchall()
+    return table
+
+
+def _query_notes(con: duckdb.DuckDBPyConnection, results: str, presence: int, runs: list[str], by: list[str],
+                 complete: bool) -> list[str]:
+    """Which queries each run did not answer (of those another run answered), and what became of them."""
+    keys = "".join(f"{quote_identifier(b)}, " for b in by)
+    rows = con.execute(
+        f"WITH answered AS (SELECT DISTINCT run, {keys}query_id FROM {results} "
+        f"WHERE measure_index = {presence} AND value > 0), "
+        f"every AS (SELECT DISTINCT {keys}query_id FROM answered), "
+        f"runs AS (SELECT run, run_index FROM {results}_runs) "
+        f"SELECT runs.run, count(*) AS missing, (SELECT count(*) FROM every) AS total, "
+        f"list(DISTINCT CAST(e.query_id AS VARCHAR) ORDER BY CAST(e.query_id AS VARCHAR)) AS ids "
+        f"FROM runs CROSS JOIN every e "
+        f"WHERE NOT EXISTS (SELECT 1 FROM answered a WHERE a.run = runs.run AND a.query_id = e.query_id"
+        f"{''.join(f' AND a.{quote_identifier(b)} IS NOT DISTINCT FROM e.{quote_identifier(b)}' for b in by)}) "
+        f"GROUP BY runs.run, runs.run_index ORDER BY runs.run_index").fetchall()
+    notes = []
+    for run, missing, total, ids in rows:
+        shown = ", ".join(ids[:_SHOWN_IDS]) + (", ..." if len(ids) > _SHOWN_IDS else "")
+        where = " (in some segment)" if by else ""
+        if complete:
+            notes.append(f"run {run!r} has no results for {missing} of the {total} queries the runs answer{where} "
+                         f"({shown}); they score 0 (complete)")
+        else:
+            notes.append(f"run {run!r} has no results for {missing} of the {total} queries the runs answer{where} "
+                         f"({shown}); they are left out of every comparison (pass --complete / complete=True "
+                         "to score them 0)")
+    return notes
+
+
+def _check_scored(con: duckdb.DuckDBPyConnection, results: str, presence: int, runs: list[str]) -> None:
+    """Every run must score some query, or there is nothing to compare it on."""
+    scored = dict(con.execute(f"SELECT run, count(DISTINCT query_id) FROM {results} WHERE measure_index = {presence} "
+                              "AND value > 0 GROUP BY run").fetchall())
+    empty = [run for run in runs if not scored.get(run)]
+    if empty:
+        raise InputError(f"run {empty[0]!r} has no query in common with the qrels: there is nothing to compare "
+                         "it on; check that it describes the same queries (query ids are compared as given)")
+
+
+def _check_testable(comparison: Comparison) -> None:
+    """Refuse a comparison with nothing to test: fewer than two queries common to all runs."""
+    most = comparison.con.execute(f"SELECT max(n) FROM {comparison.table}").fetchall()[0][0] or 0
+    if most >= 2:
+        return
+    runs = ", ".join(repr(run) for run in comparison.runs)
+    found = "no query" if most == 0 else "only 1 query"
+    hint = " (pass --complete / complete=True to score missing queries as 0)" if not comparison.settings.get(
+        "complete") else ""
+    detail = f"; {comparison.notes[0]}" if comparison.notes else ""
+    raise InputError(f"the runs {runs} have {found} in common with each other and the qrels; a paired "
+                     f"comparison needs at least two{hint}{detail}")
+
+
+def _row_notes(comparison: Comparison) -> list[str]:
+    rows = comparison.con.execute(
+        f"SELECT {''.join(f'{quote_identifier(b)}, ' for b in comparison.by)}metric, run, note "
+        f"FROM {comparison.table} WHERE note IS NOT NULL ORDER BY row_order").fetchall()
+    notes = []
+    for row in rows:
+        segment = row[:len(comparison.by)]
+        metric, run, note = row[len(comparison.by):]
+        where = "".join(f"{b}={v}, " for b, v in zip(comparison.by, segment))
+        notes.append(f"{where}{metric}, run {run!r}: {note}")
+    return notes

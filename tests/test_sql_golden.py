@@ -1,0 +1,559 @@
+"""Golden values for duckrank's SQL macros: the worked examples of METRICS.md, then hand-computed
+edge cases for every metric and every convention option.
+
+Each expected number is derived in the comments next to it, from the definitions in METRICS.md,
+not copied from duckrank's output. D(i) = 1 / log2(i + 1) is the DCG discount of rank i:
+D(1) = 1, D(2) = 0.63093, D(3) = 0.5, D(4) = 0.43068, D(5) = 0.38685, D(6) = 0.35621.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from duckrank._library import connect
+
+
+@pytest.fixture(scope="module")
+def con():
+    """One connection for the module (loading the library costs more than most tests here); every
+    test registers the qrels and run it reads, so none sees another's data."""
+    connection = connect()
+    yield connection
+    connection.close()
+
+
+def D(i: int) -> float:
+    return 1 / math.log2(i + 1)
+
+
+def sql_value(value) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, dict):
+        keys = ", ".join(str(float(k)) for k in value)
+        vals = ", ".join(str(float(v)) for v in value.values())
+        return f"MAP([{keys}], [{vals}])"
+    return repr(value)
+
+
+def options(**opts) -> str:
+    return "".join(f", {name} := {sql_value(value)}" for name, value in opts.items())
+
+
+def register(con, qrels, run):
+    con.register("qrels", pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]))
+    con.register("run", pd.DataFrame(run, columns=["query_id", "doc_id", "score"]))
+
+
+def values(con, macro: str, column: str = "value", **opts) -> dict:
+    sql = f"SELECT query_id, {column} FROM duckrank.\"{macro}\"('qrels', 'run'{options(**opts)})"
+    return dict(con.execute(sql).fetchall())
+
+
+def value(con, macro: str, query: str = "q", column: str = "value", **opts) -> float:
+    return values(con, macro, column, **opts)[query]
+
+
+def ranked_run(grades, query="q"):
+    """qrels and run for one query whose docs, in rank order, carry `grades` (None = unjudged)."""
+    qrels = [(query, f"d{i}", g) for i, g in enumerate(grades, 1) if g is not None]
+    run = [(query, f"d{i}", float(len(grades) - i)) for i in range(1, len(grades) + 1)]
+    return qrels, run
+
+
+# ============================================================================ METRICS.md worked examples
+
+
+def test_seed_001_dcg_idcg_ndcg(con):
+    # grades in ranked order [5, 2, 3]: DCG = 5 + 2 D(2) + 3 D(3) = 5 + 1.262 + 1.5 = 7.762;
+    # ideal [5, 3, 2]: IDCG = 5 + 3 D(2) + 2 D(3) = 5 + 1.893 + 1 = 7.893; nDCG = 0.983.
+    register(con, *ranked_run([5, 2, 3]))
+    dcg, idcg, ndcg = (value(con, m, k=3) for m in ("dcg", "idcg", "ndcg"))
+    assert dcg == pytest.approx(5 + 2 * D(2) + 3 * D(3), abs=1e-12)
+    assert idcg == pytest.approx(5 + 3 * D(2) + 2 * D(3), abs=1e-12)
+    assert (round(dcg, 3), round(idcg, 3), round(ndcg, 3)) == (7.762, 7.893, 0.983)
+    assert value(con, "cg", k=3) == 10
+    # [2, 3, 5]: DCG = 2 + 3 D(2) + 5 D(3) = 2 + 1.893 + 2.5 = 6.393
+    register(con, *ranked_run([2, 3, 5]))
+    assert round(value(con, "dcg", k=3), 3) == 6.393
+
+
+def test_seed_003_average_precision(con):
+    # relevant at ranks 1, 3, 6 of six, R = 3: AP = (1/1 + 2/3 + 3/6) / 3 = 0.7222
+    register(con, *ranked_run([1, 0, 1, 0, 0, 1]))
+    assert value(con, "average_precision") == pytest.approx((1 + 2 / 3 + 3 / 6) / 3, abs=1e-12)
+    assert round(value(con, "average_precision"), 4) == 0.7222
+
+
+def test_seed_003_ndcg_is_0_818_and_the_seeds_0_785_belongs_to_other_qrels(con):
+    """Seed 003 ranks grades 3,2,3,0,1,2 and has two more judged docs, graded 3 and 0, that were not
+    retrieved. DCG@6 = 3 + 2 D(2) + 3 D(3) + 0 + 1 D(5) + 2 D(6) = 6.861. The ideal top 6 of all eight
+    judgments (3,3,3,2,2,1,0,0) gives IDCG@6 = 3 + 3 D(2) + 3 D(3) + 2 D(4) + 2 D(5) + 1 D(6) = 8.384,
+    so nDCG@6 = 0.818. The seed prints IDCG 8.740 and nDCG 0.785: that is the ideal 3,3,3,2,2,2, which
+    needs a third grade-2 doc, i.e. the last unretrieved judgment graded 2 instead of the 0 its own
+    table says. duckrank computes the qrels it is given; with that other qrels it prints the seed's
+    numbers, so the discrepancy is in the seed's text, not in the formula."""
+    qrels, run = ranked_run([3, 2, 3, 0, 1, 2])
+    qrels += [("q", "x1", 3), ("q", "x2", 0)]
+    register(con, qrels, run)
+    dcg, idcg, ndcg = (value(con, m, k=6) for m in ("dcg", "idcg", "ndcg"))
+    assert dcg == pytest.approx(3 + 2 * D(2) + 3 * D(3) + 1 * D(5) + 2 * D(6), abs=1e-12)
+    assert idcg == pytest.approx(3 + 3 * D(2) + 3 * D(3) + 2 * D(4) + 2 * D(5) + 1 * D(6), abs=1e-12)
+    assert (round(dcg, 3), round(idcg, 3), round(ndcg, 3)) == (6.861, 8.384, 0.818), (
+        "seed 003 with its stated qrels (unretrieved judged docs graded 3 and 0)")
+
+    other = qrels[:-1] + [("q", "x2", 2)]  # the qrels the seed's 8.740 / 0.785 actually belong to
+    register(con, other, run)
+    assert (round(value(con, "idcg", k=6), 3), round(value(con, "ndcg", k=6), 3)) == (8.740, 0.785), (
+        "8.740 / 0.785 are the seed's numbers only when the last judged doc is graded 2")
+
+
+def test_seed_004_average_precision(con):
+    # ten results, relevant at 1, 4, 5, 8, R = 4: AP = (1/1 + 2/4 + 3/5 + 4/8) / 4 = 2.6 / 4 = 0.65
+    register(con, *ranked_run([1, 0, 0, 1, 1, 0, 0, 1, 0, 0]))
+    assert value(con, "average_precision") == pytest.approx(0.65, abs=1e-12)
+
+
+def test_seed_004_ndcg_linear_and_exp(con):
+    # grades [7, 2, 5, 10, 1], ideal from the same five: [10, 7, 5, 2, 1].
+    register(con, *ranked_run([7, 2, 5, 10, 1]))
+    # linear: DCG = 7 + 2 D(2) + 5 D(3) + 10 D(4) + 1 D(5) = 15.46; IDCG = 10 + 7 D(2) + 5 D(3)
+    # + 2 D(4) + D(5) = 18.16; nDCG = 0.851 (the seed rounds to 0.85)
+    linear = [value(con, m, k=5) for m in ("dcg", "idcg", "ndcg")]
+    assert [round(v, 2) for v in linear[:2]] == [15.46, 18.16] and round(linear[2], 3) == 0.851
+    # exp: gains 127, 3, 31, 1023, 1: DCG = 585.36; IDCG = 1023 + 127 D(2) + 31 D(3) + 3 D(4) + D(5)
+    # = 1120.31; nDCG = 0.5225 (the seed prints 0.53)
+    exp = [value(con, m, k=5, gain="exp") for m in ("dcg", "idcg", "ndcg")]
+    assert exp[0] == pytest.approx(127 + 3 * D(2) + 31 * D(3) + 1023 * D(4) + D(5), abs=1e-9)
+    assert [round(v, 2) for v in exp[:2]] == [585.36, 1120.31] and round(exp[2], 4) == 0.5225
+    # ideal := 'run' is the same here: every judged doc was retrieved
+    assert value(con, "ndcg", k=5, ideal="run") == pytest.approx(linear[2], abs=1e-12)
+
+
+def _pairwise_auc(scores, labels):
+    pos = [s for s, y in zip(scores, labels) if y]
+    neg = [s for s, y in zip(scores, labels) if not y]
+    wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in itertools.product(pos, neg))
+    return wins / (len(pos) * len(neg))
+
+
+def test_seed_002_rank_sum_auc_equals_pair_count_with_ties_half(con):
+    # positives 0.9, 0.5; negatives 0.5, 0.1. Ascending ranks: 0.1 -> 1, the two 0.5s share
+    # (2 + 3) / 2 = 2.5, 0.9 -> 4. Rank sum of positives 4 + 2.5 = 6.5; AUC = (6.5 - 2*3/2) / (2*2)
+    # = 3.5 / 4 = 0.875. Pairs: 0.9>0.5, 0.9>0.1, 0.5=0.5 (1/2), 0.5>0.1: 3.5 / 4.
+    rows = [("u", "a", 0.9, 1), ("u", "b", 0.5, 0), ("u", "c", 0.5, 1), ("u", "d", 0.1, 0)]
+    con.register("log", pd.DataFrame(rows, columns=["query_id", "doc_id", "score", "label"]))
+    assert con.execute("SELECT value FROM duckrank.\"log_auc\"('log')").fetchall() == [(0.875,)]
+    assert con.execute("SELECT value FROM duckrank.\"global_auc\"('log')").fetchall() == [(0.875,)]
+    # the same through the run/qrels path: duckrank.auc ranks with asc_rank (average ranks)
+    register(con, [("u", d, y) for _, d, _, y in rows], [("u", d, s) for _, d, s, _ in rows])
+    assert values(con, "auc") == {"u": 0.875}
+    # and on random inputs with heavy ties, the rank-sum form equals the O(n^2) pair count
+    rnd = random.Random(2)
+    for _ in range(25):
+        n = rnd.randint(2, 30)
+        scores = [rnd.choice([0.0, 0.5, 1.0, 1.5]) for _ in range(n)]
+        labels = [rnd.random() < 0.4 for _ in range(n)]
+        if not any(labels) or all(labels):
+            continue
+        rows = [("u", str(i), s, int(y)) for i, (s, y) in enumerate(zip(scores, labels))]
+        con.register("log", pd.DataFrame(rows, columns=["query_id", "doc_id", "score", "label"]))
+        (got,), = con.execute("SELECT value FROM duckrank.\"global_auc\"('log')").fetchall()
+        assert got == pytest.approx(_pairwise_auc(scores, labels), abs=1e-12)
+
+
+# ============================================================================ one graded query, every metric
+#
+# Query 'g': ranked d1 (grade 2), d2 (0), d3 (1), d4 (-1: pooled but unjudged), u1 (not judged);
+# d5 (grade 3) is judged but never retrieved. Relevant at level 1: d1, d3, d5, so R = 3; judged
+# non-relevant: d2 only (N = 1: a negative grade is not a judgment of non-relevance).
+# Query 'norel': judged docs all grade 0 (R = 0). Query 'allneg': its only judgment is negative.
+# Query 'onlyqrels' has no run; query 'onlyrun' has no qrels.
+
+EDGE_QRELS = [("g", "d1", 2), ("g", "d2", 0), ("g", "d3", 1), ("g", "d4", -1), ("g", "d5", 3),
+              ("norel", "d1", 0), ("norel", "d2", 0), ("allneg", "d1", -1), ("onlyqrels", "d1", 1)]
+EDGE_RUN = [("g", "d1", 0.9), ("g", "d2", 0.8), ("g", "d3", 0.7), ("g", "d4", 0.6), ("g", "u1", 0.5),
+            ("norel", "d1", 0.5), ("norel", "d9", 0.4), ("allneg", "d1", 1.0), ("allneg", "d2", 0.5),
+            ("onlyrun", "d1", 1.0)]
+SCORED = {"g", "norel", "allneg"}  # queries in both: the default set (trec_eval)
+
+# (macro, options, value for 'g'): every other scored query has R = 0 and scores 0.
+EDGE_CASES = [
+    ("precision", {"k": 1}, 1.0),
+    ("precision", {"k": 2}, 1 / 2),
+    ("precision", {"k": 10}, 2 / 10),  # k beyond the list: still divided by k (trec_eval P.10)
+    ("precision", {}, 2 / 5),  # k NULL: set_P
+    ("recall", {"k": 2}, 1 / 3),
+    ("recall", {}, 2 / 3),  # d5 never retrieved
+    ("recall", {"k": 2, "cap": True}, 1 / 2),  # relative_P.2: 1 / min(3, 2)
+    ("recall", {"cap": True}, 2 / 3),  # set_relative_P: 2 / min(3, 5 retrieved)
+    ("f_measure", {}, 2 * 2 / (3 + 5)),  # set_F = 2 hits / (R + retrieved) = 0.5
+    ("f_measure", {"k": 2}, 2 * 1 / (3 + 2)),
+    ("f_measure", {"beta": 2.0}, 5 * 2 / (4 * 3 + 5)),  # (1 + b^2) hits / (b^2 R + retrieved)
+    ("hit_rate", {"k": 1}, 1.0),
+    ("reciprocal_rank", {}, 1.0),
+    ("average_precision", {}, (1 + 2 / 3) / 3),  # (P@1 + P@3) / R = 5/9
+    ("average_precision", {"k": 2}, 1 / 3),  # map_cut.2: P@1 / R
+    ("average_precision", {"k": 2, "denominator": "min"}, 1 / 2),  # P@1 / min(R, 2)
+    ("average_precision", {"k": 2, "denominator": "hits"}, 1.0),  # P@1 / 1 hit in the top 2
+    ("average_precision", {"denominator": "hits"}, (1 + 2 / 3) / 2),
+    ("average_precision", {"denominator": "min"}, (1 + 2 / 3) / 3),  # no k: min(R, R) = R
+    ("r_precision", {}, 2 / 3),  # P@3
+    ("r_precision", {"mult": 0.5}, 1 / 2),  # P@floor(0.5*3 + 0.9) = P@2
+    ("r_precision", {"mult": 2.0}, 2 / 6),  # P@floor(6.9) = P@6, two hits
+    # bpref: d1 has no judged non-relevant above: 1; d3 has d2 above: 1 - min(1, 3) / min(N=1, 3) = 0
+    ("bpref", {}, 1 / 3),
+    ("cg", {}, 3.0),  # 2 + 0 + 1 + 0 (negative gains 0) + 0
+    ("cg", {"gain": "raw"}, 2.0),  # the -1 counts: 2 + 0 + 1 - 1
+    ("cg", {"gain": "exp"}, 4.0),  # 3 + 0 + 1
+    ("dcg", {}, 2 + 1 * D(3)),
+    ("dcg", {"k": 2}, 2.0),
+    ("dcg", {"gain": "raw"}, 2 + D(3) - D(4)),
+    ("idcg", {}, 3 + 2 * D(2) + 1 * D(3)),  # ideal 3, 2, 1 (d5 included: it is judged)
+    ("idcg", {"ideal": "run"}, 2 + 1 * D(2)),  # only the retrieved: 2, 1
+    ("ndcg", {}, (2 + D(3)) / (3 + 2 * D(2) + D(3))),
+    ("ndcg", {"k": 2}, 2 / (3 + 2 * D(2))),
+    ("ndcg", {"gain": "exp"}, (3 + D(3)) / (7 + 3 * D(2) + D(3))),
+    # raw: the harmful doc lowers DCG; the ideal never places a harmful doc
+    ("ndcg", {"gain": "raw"}, (2 + D(3) - D(4)) / (3 + 2 * D(2) + D(3))),
+    # trec_eval's ndcg.1=3,2=9: d1 -> 9, d3 -> 3, d5 (3, unlisted) keeps 3
+    ("ndcg", {"gain_map": {1: 3, 2: 9}}, (9 + 3 * D(3)) / (9 + 3 * D(2) + 3 * D(3))),
+    ("ndcg", {"ideal": "run"}, (2 + D(3)) / (2 + D(2))),
+    # ERR, g_max = 3 (the largest grade in the qrels): stop at d1 with (2^2-1)/8, at d3 with 1/8
+    ("err", {}, 3 / 8 + (1 - 3 / 8) * (1 / 8) / 3),
+    ("err", {"g_max": 2.0}, 3 / 4 + (1 - 3 / 4) * (1 / 4) / 3),
+    ("err", {"k": 1}, 3 / 8),
+    ("rbp", {}, 0.2 * (1 + 0.8 ** 2)),
+    ("rbp", {"p": 0.5}, 0.5 * (1 + 0.5 ** 2)),
+    # iprec: the cutoff is round(r R) relevant retrieved (at least 1); R = 3, hits at ranks 1 and 3
+    ("interpolated_precision", {"recall": 0.0}, 1.0),
+    ("interpolated_precision", {"recall": 0.5}, 2 / 3),  # round(1.5) = 2 -> P@3
+    ("interpolated_precision", {"recall": 1.0}, 0.0),  # 3 never reached
+    # levels 0-.4 -> cutoff 1 (1.0); .5-.8 -> cutoff 2 (2/3); .9, 1 -> cutoff 3 (0)
+    ("eleven_point_average", {}, (5 * 1 + 4 * 2 / 3) / 11),
+]
+
+
+@pytest.fixture
+def edge(con):
+    register(con, EDGE_QRELS, EDGE_RUN)
+    return con
+
+
+@pytest.mark.parametrize("macro, opts, expected", EDGE_CASES,
+                         ids=[f"{m}-{'-'.join(f'{k}={v}' for k, v in o.items())}" for m, o, _ in EDGE_CASES])
+def test_edge_values(edge, macro, opts, expected):
+    got = values(edge, macro, **opts)
+    assert set(got) == SCORED, "default: exactly the queries in both run and qrels"
+    assert got["g"] == pytest.approx(expected, abs=1e-12)
+    # no relevant docs (all grade 0, or only a negative grade): every ranking metric is 0, except
+    # that raw gain keeps allneg's -1 at rank 1 (CG = DCG = -1)
+    raw = opts.get("gain") == "raw" and macro in ("cg", "dcg")
+    assert got["norel"] == 0.0 and got["allneg"] == (-1.0 if raw else 0.0)
+
+
+def test_rbp_residual(edge):
+    # 'g': unjudged in the list at ranks 4 (negative grade) and 5; depth 5:
+    # p^5 + (1 - p)(p^3 + p^4) = 0.32768 + 0.2 (0.512 + 0.4096) = 0.512
+    got = values(edge, "rbp", column="residual")
+    assert got["g"] == pytest.approx(0.8 ** 5 + 0.2 * (0.8 ** 3 + 0.8 ** 4), abs=1e-12)
+    # 'norel': d9 unjudged at rank 2: p^2 + (1 - p) p = 0.64 + 0.16
+    assert got["norel"] == pytest.approx(0.8 ** 2 + 0.2 * 0.8, abs=1e-12)
+    # with k: depth min(k, retrieved)
+    assert value(edge, "rbp", "g", column="residual", k=2) == pytest.approx(0.8 ** 2, abs=1e-12)
+
+
+def test_rbp_residual_when_everything_retrieved_is_judged(con):
+    """Moffat & Zobel's residual p^d + (1-p) sum_unjudged p^(i-1) keeps p^d, the weight of the ranks
+    past the list. trec_eval's rbp_resid prints 0 when no retrieved doc is unjudged (m_rbp_resid.c only
+    sets the value if it saw one); duckrank keeps the paper's p^d. On the golden files the two agree,
+    since p^d is below 0.00005 at d = 100 there."""
+    register(con, *ranked_run([1, 0]))
+    assert value(con, "rbp", column="residual") == pytest.approx(0.8 ** 2, abs=1e-12)
+
+
+def test_counts(edge):
+    got = {row[0]: row[1:] for row in edge.execute(
+        "SELECT query_id, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret "
+        "FROM duckrank.\"counts\"('qrels', 'run')").fetchall()}
+    assert got == {"g": (1, 5, 3, 2, 1), "norel": (1, 2, 0, 0, 1), "allneg": (1, 2, 0, 0, 0)}
+
+
+def test_auc_per_query(edge):
+    # 'g' positives d1 (0.9), d3 (0.7); negatives d2 (0.8), d4 (0.6), u1 (0.5): 3 + 2 of 6 pairs.
+    # 'norel' and 'allneg' have no positive: AUC undefined, the query is left out.
+    assert values(edge, "auc") == {"g": pytest.approx(5 / 6, abs=1e-12)}
+
+
+def test_mae_rmse_over_judged_retrieved(edge):
+    # 'g' judged retrieved: |0.9-2|, |0.8-0|, |0.7-1|, |0.6+1| = 1.1, 0.8, 0.3, 1.6
+    assert value(edge, "mae", "g") == pytest.approx(3.8 / 4, abs=1e-12)
+    assert value(edge, "rmse", "g") == pytest.approx(math.sqrt((1.21 + 0.64 + 0.09 + 2.56) / 4), abs=1e-12)
+    assert value(edge, "mae", "norel") == pytest.approx(0.5, abs=1e-12)  # d9 is unjudged: left out
+
+
+def test_rel_level_two(edge):
+    # relevant at level 2: d1 (2), d5 (3): R = 2; judged non-relevant: d2 (0), d3 (1): N = 2.
+    assert value(edge, "precision", "g", k=5, rel_level=2) == pytest.approx(1 / 5)
+    assert value(edge, "average_precision", "g", rel_level=2) == pytest.approx(1 / 2)
+    assert value(edge, "bpref", "g", rel_level=2) == pytest.approx(1 / 2)  # d1, nothing above
+    assert value(edge, "r_precision", "g", rel_level=2) == pytest.approx(1 / 2)  # P@2
+    # nDCG uses the grades as gains whatever the level (trec_eval -l leaves ndcg alone)
+    assert value(edge, "ndcg", "g", rel_level=2) == value(edge, "ndcg", "g")
+
+
+# ============================================================================ which queries count
+
+
+def test_complete_scores_queries_missing_from_the_run(edge):
+    # complete := true (trec_eval -c): every qrels query counts; 'onlyqrels' scores 0 everywhere.
+    # 'onlyrun' has no judgments and is never scored.
+    for macro in ("precision", "recall", "average_precision", "ndcg", "reciprocal_rank", "bpref", "err",
+                  "rbp", "hit_rate", "r_precision", "f_measure", "eleven_point_average"):
+        got = values(edge, macro, complete=True)
+        assert set(got) == SCORED | {"onlyqrels"}, macro
+        assert got["onlyqrels"] == 0.0, macro
+    assert values(edge, "rbp", column="residual", complete=True)["onlyqrels"] == 0.0
+    assert values(edge, "idcg", complete=True)["onlyqrels"] == 1.0  # its ideal exists
+    counts = edge.execute("SELECT num_ret, num_rel FROM duckrank.\"counts\"('qrels', 'run', complete := true) "
+                          "WHERE query_id = 'onlyqrels'").fetchall()
+    assert counts == [(0, 1)]
+
+
+@pytest.mark.parametrize("macro", ["precision", "ndcg", "average_precision", "reciprocal_rank", "err"])
+def test_empty_policy(edge, macro):
+    # 'norel' and 'allneg' have R = 0: zero keeps 0 (default), skip drops them, nan reports NaN.
+    assert values(edge, macro)["norel"] == 0.0
+    assert set(values(edge, macro, empty="skip")) == {"g"}
+    got = values(edge, macro, empty="nan")
+    assert math.isnan(got["norel"]) and math.isnan(got["allneg"]) and not math.isnan(got["g"])
+
+
+def test_max_rank_truncates_before_every_metric(edge):
+    # max_rank := 2 (trec_eval -M2): 'g' is d1, d2 only.
+    assert value(edge, "precision", "g", k=5, max_rank=2) == pytest.approx(1 / 5)
+    assert value(edge, "precision", "g", max_rank=2) == pytest.approx(1 / 2)  # set_P over 2 retrieved
+    assert value(edge, "recall", "g", max_rank=2) == pytest.approx(1 / 3)
+    assert value(edge, "average_precision", "g", max_rank=2) == pytest.approx(1 / 3)
+    assert value(edge, "rbp", "g", column="residual", max_rank=2) == pytest.approx(0.8 ** 2)
+    assert value(edge, "counts", "g", column="num_ret", max_rank=2) == 2
+    # the ideal is not truncated: IDCG still sees d5
+    assert value(edge, "idcg", "g", max_rank=2) == pytest.approx(3 + 2 * D(2) + D(3))
+
+
+def test_unjudged_skip_drops_unjudged_and_negative_grades(edge):
+    # unjudged := 'skip' (trec_eval -J): 'g' becomes d1, d2, d3 (d4's -1 and u1 are dropped).
+    assert value(edge, "precision", "g", unjudged="skip") == pytest.approx(2 / 3)
+    assert value(edge, "precision", "g", k=3, unjudged="skip") == pytest.approx(2 / 3)
+    assert value(edge, "rbp", "g", column="residual", unjudged="skip") == pytest.approx(0.8 ** 3)
+    # 'norel' keeps d1 only
+    assert value(edge, "counts", "norel", column="num_ret", unjudged="skip") == 1
+
+
+def test_unjudged_mean_and_median_impute_a_judgment(con):
+    # judged grades 0, 1, 3: mean 4/3, median 1. Ranking: x3 (3), u (unjudged), x1 (0).
+    register(con, [("q", "x1", 0), ("q", "x2", 1), ("q", "x3", 3)],
+             [("q", "x3", 0.9), ("q", "u", 0.8), ("q", "x1", 0.7)])
+    # nonrelevant (default): u gains 0. DCG = 3; IDCG = 3 + 1 D(2) (x3, x2)
+    assert value(con, "ndcg") == pytest.approx(3 / (3 + D(2)))
+    assert value(con, "precision", k=2) == pytest.approx(1 / 2)
+    # mean: u is graded 4/3, relevant, and joins the judgments: R = 3 (x2, x3, u),
+    # DCG = 3 + 4/3 D(2); IDCG = 3 + 4/3 D(2) + 1 D(3)
+    assert value(con, "ndcg", unjudged="mean") == pytest.approx((3 + 4 / 3 * D(2)) / (3 + 4 / 3 * D(2) + D(3)))
+    assert value(con, "precision", k=2, unjudged="mean") == 1.0
+    assert value(con, "recall", unjudged="mean") == pytest.approx(2 / 3)
+    # median: u is graded 1: DCG = 3 + D(2); IDCG = 3 + D(2) + D(3)
+    assert value(con, "ndcg", unjudged="median") == pytest.approx((3 + D(2)) / (3 + D(2) + D(3)))
+    # MAE compares scores with real judgments only (judged_grade stays NULL for u)
+    assert value(con, "mae", ) == pytest.approx((abs(0.9 - 3) + 0.7) / 2)
+    # RBP's residual is the weight still unknown: under imputation u has a grade, so only the tail
+    # past the list remains (p^3); without imputation u's weight (1 - p) p is unknown too.
+    # (Counting u both ways once gave RBP + residual = 1.2 for a single imputed relevant doc.)
+    assert value(con, "rbp", column="residual", unjudged="mean") == pytest.approx(0.8 ** 3)
+    assert value(con, "rbp", column="residual") == pytest.approx(0.8 ** 3 + 0.2 * 0.8)
+
+
+def test_imputation_keeps_bounded_metrics_within_one(con):
+    """Before imputed grades joined the judgments, two unjudged docs imputed as relevant made
+    recall and AP 1.5 and nDCG 1.31 (R and IDCG counted only the real qrels)."""
+    register(con, [("q", "a", 2), ("q", "b", 1)], [("q", "u", 3.0), ("q", "v", 2.0), ("q", "a", 1.0)])
+    for policy in ("mean", "median"):  # both 1.5 here: u and v are relevant, R = 4 (a, b, u, v)
+        assert value(con, "recall", unjudged=policy) == pytest.approx(3 / 4)
+        assert value(con, "average_precision", unjudged=policy) == pytest.approx(3 / 4)
+        assert value(con, "ndcg", unjudged=policy) == pytest.approx(
+            (1.5 + 1.5 * D(2) + 2 * D(3)) / (2 + 1.5 * D(2) + 1.5 * D(3) + 1 * D(4)))
+
+
+def test_duplicates_max(con):
+    # run lists (q, a) twice: duplicates := 'max' keeps the higher score, 3.0, which ranks a first
+    register(con, [("q", "a", 1), ("q", "b", 0)], [("q", "a", 1.0), ("q", "a", 3.0), ("q", "b", 2.0)])
+    assert value(con, "precision", k=1, duplicates="max") == 1.0
+    assert value(con, "counts", column="num_ret", duplicates="max") == 2
+    # qrels judge (q, a) 1 and 2: 'max' keeps 2
+    register(con, [("q", "a", 1), ("q", "a", 2), ("q", "b", 0)], [("q", "a", 1.0), ("q", "b", 2.0)])
+    assert value(con, "dcg", duplicates="max") == pytest.approx(2 * D(2))
+    # the same judgment twice is not a conflict
+    register(con, [("q", "a", 1), ("q", "a", 1)], [("q", "a", 1.0)])
+    assert value(con, "precision") == 1.0
+
+
+# ============================================================================ ties
+
+# One query: a (3.0), then a three-way tie at 2.0 given in the file as d, b, c, then e (1.0).
+# Grades: a 0, b 2, c 0, d 1, e 1; R = 3 (b, d, e).
+#   trec        (score desc, doc_id desc): a d c b e   relevance 0 1 0 1 1   gains 0 1 0 2 1
+#   input       (file order):              a d b c e   relevance 0 1 1 0 1   gains 0 1 2 0 1
+#   pessimistic (non-relevant, low gain first in a tie): a c d b e   0 0 1 1 1   gains 0 0 1 2 1
+#   optimistic  (relevant, high gain first):             a b d c e   0 1 1 0 1   gains 0 2 1 0 1
+#   average     every rank of the tie holds the tie's mean: relevance 2/3, gain 1
+TIE_QRELS = [("q", "a", 0), ("q", "b", 2), ("q", "c", 0), ("q", "d", 1), ("q", "e", 1)]
+TIE_RUN = [("q", "a", 3.0), ("q", "d", 2.0), ("q", "b", 2.0), ("q", "c", 2.0), ("q", "e", 1.0)]
+IDEAL = 2 + D(2) + D(3)  # gains 2, 1, 1
+TIE_EXPECTED = {
+    # mode: P@2, P@3, RR, AP, nDCG
+    "trec": (1 / 2, 1 / 3, 1 / 2, (1 / 2 + 2 / 4 + 3 / 5) / 3, (D(2) + 2 * D(4) + D(5)) / IDEAL),
+    "input": (1 / 2, 2 / 3, 1 / 2, (1 / 2 + 2 / 3 + 3 / 5) / 3, (D(2) + 2 * D(3) + D(5)) / IDEAL),
+    "pessimistic": (0.0, 1 / 3, 1 / 3, (1 / 3 + 2 / 4 + 3 / 5) / 3, (D(3) + 2 * D(4) + D(5)) / IDEAL),
+    "optimistic": (1 / 2, 2 / 3, 1 / 2, (1 / 2 + 2 / 3 + 3 / 5) / 3, (2 * D(2) + D(3) + D(5)) / IDEAL),
+    # P@2 = (0 + 2/3) / 2, P@3 = (0 + 2/3 + 2/3) / 3; RR and AP refuse 'average' (not linear)
+    "average": (1 / 3, 4 / 9, None, None, (D(2) + D(3) + D(4) + D(5)) / IDEAL),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(TIE_EXPECTED))
+def test_tie_modes(con, mode):
+    register(con, TIE_QRELS, TIE_RUN)
+    p2, p3, rr, ap, ndcg = TIE_EXPECTED[mode]
+    assert value(con, "precision", k=2, ties=mode) == pytest.approx(p2, abs=1e-12)
+    assert value(con, "precision", k=3, ties=mode) == pytest.approx(p3, abs=1e-12)
+    assert value(con, "ndcg", ties=mode) == pytest.approx(ndcg, abs=1e-12)
+    if mode == "average":
+        for macro in ("reciprocal_rank", "average_precision"):
+            with pytest.raises(Exception, match="ties := 'average'"):
+                values(con, macro, ties=mode)
+    else:
+        assert value(con, "reciprocal_rank", ties=mode) == pytest.approx(rr, abs=1e-12)
+        assert value(con, "average_precision", ties=mode) == pytest.approx(ap, abs=1e-12)
+
+
+def test_average_ties_survive_a_max_rank_cut_through_the_tie(con):
+    """max_rank := 2 keeps a and one doc of the three-way tie. Under ties := 'average' that rank holds
+    the tie's expected relevance, 2/3, whichever doc trec order happened to keep: P@2 = (0 + 2/3) / 2.
+    (Before the fix the mean was taken after the cut, over the one kept doc d: P@2 = 1/2.)"""
+    register(con, TIE_QRELS, TIE_RUN)
+    assert value(con, "precision", k=2, ties="average", max_rank=2) == pytest.approx(1 / 3, abs=1e-12)
+    assert value(con, "precision", ties="average", max_rank=2) == pytest.approx(1 / 3, abs=1e-12)
+
+
+def test_integer_ids_tie_break_numerically_string_ids_like_trec_eval(con):
+    """Ids are compared as given: VARCHAR ids tie-break as trec_eval's strcmp ('9' > '10'), INTEGER ids
+    by value (10 > 9). Cast ids to VARCHAR to reproduce trec_eval on numeric-looking ids."""
+    con.register("qrels", pd.DataFrame({"query_id": [1], "doc_id": [10], "relevance": [1]}))
+    con.register("run", pd.DataFrame({"query_id": [1, 1], "doc_id": [9, 10], "score": [1.0, 1.0]}))
+    assert values(con, "reciprocal_rank") == {1: 1.0}  # 10 ranks first
+    register(con, [("1", "10", 1)], [("1", "9", 1.0), ("1", "10", 1.0)])
+    assert values(con, "reciprocal_rank") == {"1": 0.5}  # '9' > '10' ranks first
+
+
+# ============================================================================ more conventions
+
+
+def test_iprec_uses_trec_eval_10_rounding(con):
+    """R = 2, one relevant doc retrieved at rank 1. iprec at recall 0.6 needs round(0.6 * 2) = 1
+    relevant doc in trec_eval 10 (the golden files), so it is 1.0; trec_eval 9's "recall >= 0.6"
+    (pytrec_eval) would need 2 and give 0."""
+    register(con, [("q", "a", 1), ("q", "x", 1)], [("q", "a", 1.0)])
+    assert value(con, "interpolated_precision", recall=0.6) == 1.0
+    assert value(con, "interpolated_precision", recall=0.8) == 0.0  # round(1.6) = 2
+
+
+def test_geometric_mean_is_trec_gm_map(con):
+    rows = con.execute("SELECT duckrank.geometric_mean(v) FROM (VALUES (0.5), (0.0)) t(v)").fetchall()
+    assert rows[0][0] == pytest.approx(math.exp((math.log(0.5) + math.log(1e-5)) / 2), abs=1e-15)
+
+
+def test_log_metrics_by_hand(con):
+    # u1: positives a (.9), c (.5); negatives b (.5), d (.1): AUC 3.5/4 (see seed 002)
+    # u2: positive b (.3) tied with negative a (.3): AUC 1/2. u3: one positive only: left out.
+    rows = [("u1", "a", 0.9, 1), ("u1", "b", 0.5, 0), ("u1", "c", 0.5, 1), ("u1", "d", 0.1, 0),
+            ("u2", "a", 0.3, 0), ("u2", "b", 0.3, 1), ("u2", "c", 0.2, 0), ("u3", "a", 0.2, 1)]
+    con.register("log", pd.DataFrame(rows, columns=["query_id", "doc_id", "score", "label"]))
+    per_query = con.execute("SELECT * FROM duckrank.\"log_auc\"('log') ORDER BY query_id").fetchall()
+    # u2: b beats c (1), ties a (1/2): 1.5 / 2
+    assert per_query == [("u1", 0.875, 4, 2), ("u2", 0.75, 3, 1)]
+    # GAUC by impressions (4, 3) and by positives (2, 1)
+    gauc = con.execute("SELECT * FROM duckrank.\"gauc\"('log')").fetchall()
+    assert gauc[0][0] == pytest.approx((0.875 * 4 + 0.75 * 3) / 7) and gauc[0][1] == 2
+    gauc = con.execute("SELECT value FROM duckrank.\"gauc\"('log', weight := 'positives')").fetchall()
+    assert gauc[0][0] == pytest.approx((0.875 * 2 + 0.75 * 1) / 3)
+    # global: positives .9 .5 .3 .2 vs negatives .5 .1 .3 .2 -> 4+2.5+2.5? count pairs:
+    # .9 beats all 4 (4); .5 ties .5, beats .1 .3 .2 (3.5); .3 beats .1 .2, ties .3 (2.5);
+    # .2 beats .1, ties .2 (1.5): 11.5 / 16
+    (value_, positives, negatives), = con.execute("SELECT * FROM duckrank.\"global_auc\"('log')").fetchall()
+    assert (value_, positives, negatives) == (pytest.approx(11.5 / 16), 4, 4)
+    # classification at 0.5: predicted positive u1 a, b, c -> TP 2 (a, c), FP 1 (b);
+    # TN u1 d, u2 a, u2 c = 3; FN u2 b, u3 a = 2
+    (tp, fp, tn, fn, accuracy, precision, recall, f1), = con.execute(
+        "SELECT * FROM duckrank.\"classification\"('log')").fetchall()
+    assert (tp, fp, tn, fn) == (2, 1, 3, 2)
+    assert (accuracy, precision, recall, f1) == pytest.approx((5 / 8, 2 / 3, 1 / 2, 4 / 7))
+    # label >= rel_level is a positive: at level 2 there are none, AUC is undefined
+    assert con.execute("SELECT value FROM duckrank.\"global_auc\"('log', rel_level := 2)").fetchall() == [(None,)]
+
+
+def test_file_paths_work_as_inputs(con, tmp_path):
+    """Table macros read names or file paths (query_table)."""
+    qrels, run = ranked_run([1, 0, 1])
+    pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]).to_parquet(tmp_path / "q.parquet")
+    pd.DataFrame(run, columns=["query_id", "doc_id", "score"]).to_csv(tmp_path / "r.csv", index=False)
+    got = con.execute(f"SELECT value FROM duckrank.\"average_precision\"('{tmp_path / 'q.parquet'}', "
+                      f"'{tmp_path / 'r.csv'}')").fetchall()
+    assert got == [(pytest.approx((1 + 2 / 3) / 2),)]
+
+
+# ============================================================================ invariants
+
+BOUNDED = {
+    "precision": "duckrank.precision_agg(is_ideal, rank, tied_rel, 3)",
+    "recall": "duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, NULL)",
+    "f": "duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, NULL)",
+    "ap": "duckrank.average_precision_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule, NULL)",
+    "ndcg": "duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, run_ideal_rank, NULL)",
+    "bpref": "duckrank.bpref_agg(is_ideal, doc_rel, nonrel_above, num_rel, num_nonrel, tie_rule)",
+    "rprec": "duckrank.r_precision_agg(is_ideal, rank, tied_rel, num_rel)",
+    "err": "duckrank.err_agg(is_ideal, rank, err_stop, err_reach, tie_rule, NULL)",
+    "rbp": "duckrank.rbp_agg(is_ideal, rank, tied_rel, NULL)",
+    "rbp_plus_residual": "duckrank.rbp_agg(is_ideal, rank, tied_rel, NULL) "
+                         "+ duckrank.rbp_residual_agg(is_ideal, rank, is_unjudged, NULL)",
+    "iprec": "duckrank.eleven_point_average_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule)",
+}
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from("ab"), st.sampled_from(["1", "2", "3", "10", "x"]),
+                          st.sampled_from([-1, 0, 1, 2, 3])), min_size=1, max_size=12),
+       st.lists(st.tuples(st.sampled_from("ab"), st.sampled_from(["1", "2", "3", "10", "x", "y"]),
+                          st.sampled_from([0.0, 1.0, 2.0])), min_size=1, max_size=12),
+       st.sampled_from(["nonrelevant", "skip", "mean", "median"]),
+       st.sampled_from(["trec", "pessimistic", "optimistic"]))
+def test_bounded_metrics_stay_in_0_1(con, qrels, run, unjudged, ties):
+    qrels = list({(q, d): (q, d, g) for q, d, g in qrels}.values())
+    run = list({(q, d): (q, d, s) for q, d, s in run}.values())
+    register(con, qrels, run)
+    select = ", ".join(f'{expr} AS "{name}"' for name, expr in BOUNDED.items())
+    for row in con.execute(f"SELECT {select} FROM duckrank.ranked('qrels', 'run', unjudged := '{unjudged}', "
+                            f"ties := '{ties}') GROUP BY query_id").fetchall():
+        for name, v in zip(BOUNDED, row):
+            assert -1e-12 <= v <= 1 + 1e-12, (name, v, unjudged)
