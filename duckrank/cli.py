@@ -9,21 +9,33 @@ Imports of duckdb and the facade happen inside the commands so `duckrank --help`
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import math
 import os
 import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from duckrank import __version__
 from duckrank import _output as output
+from duckrank._cli_common import (
+    CONTEXT_SETTINGS,
+    INPUT_FORMATS,
+    Problems,
+    as_flags,
+    binary_target,
+    check_engine,
+    check_output,
+    clean_message,
+    engine_options,
+    handle_errors,
+    output_options,
+    pick_format,
+)
 
 # The conventions' accepted values (validated again by the SQL; listed here for --help and so
 # that every bad option is reported in one message before any data is read).
@@ -32,7 +44,6 @@ GAINS = ("linear", "exp", "raw")
 EMPTY = ("zero", "skip", "nan")
 UNJUDGED = ("nonrelevant", "skip", "mean", "median")
 DUPLICATES = ("error", "max")
-INPUT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
 CONVERT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
 KINDS = ("run", "qrels")
 
@@ -44,224 +55,14 @@ DEFAULT_MEASURES = [
     "P.5,10,15,20,30,100,200,500,1000",
 ]
 
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 # ---------------------------------------------------------------------------------------------
 # errors
 
 
-class Problems:
-    """Bad option values, collected so a single usage error reports all of them."""
-
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-
-    def add(self, message: str) -> None:
-        self.messages.append(message)
-
-    def choice(self, option: str, value: str | None, choices: tuple[str, ...]) -> str | None:
-        if value is None:
-            return None
-        if value.lower() in choices:
-            return value.lower()
-        self.add(f"{option} must be one of {', '.join(choices)}; got {value!r}")
-        return None
-
-    def integer(self, option: str, value: str | None, minimum: int = 1) -> int | None:
-        if value is None:
-            return None
-        try:
-            number = int(value.strip())
-        except ValueError:
-            number = None
-        if number is None or number < minimum:
-            self.add(f"{option} must be an integer >= {minimum}; got {value!r}")
-            return None
-        return number
-
-    def number(self, option: str, value: str | None) -> float | int | None:
-        if value is None:
-            return None
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not math.isfinite(number):
-            self.add(f"{option} must be a finite number; got {value!r}")
-            return None
-        return int(number) if number.is_integer() else number
-
-    def raise_if_any(self) -> None:
-        if self.messages:
-            # click prints "Error: " before the first line; give every other line the same start.
-            raise click.UsageError("\nError: ".join(self.messages))
-
-
-def _clean_message(message: Any) -> str:
-    """A facade message as the CLI says it: no prefixes, options spelled as flags (--score-col)."""
-    message = str(message).strip()
-    for prefix in ("duckrank: ", "Error: "):
-        if message.startswith(prefix):
-            message = message[len(prefix):]
-    message = re.sub(r"(?<![-\w])(query|doc|score|relevance)_col=", r"--\1-col", message)
-    message = re.sub(r"(?<![-\w])label_map=", "--label-map", message)
-    message = re.sub(r"(?<![-\w])label=", "--label", message)
-    message = re.sub(r"\b(ties|empty|unjudged|duplicates|gain) := '(\w+)'", r"--\1 \2", message)
-    message = message.replace("--run-format / run_format=", "--run-format").replace(
-        "--qrels-format / qrels_format=", "--qrels-format")
-    return message
-
-
-_CONVENTION_FLAGS = {"ties": "--ties", "empty": "--empty", "unjudged": "--unjudged", "duplicates": "--duplicates",
-                     "gain": "--gain", "rel_level": "-l", "max_rank": "-M"}
-
-
-def _as_flags(problem: str) -> str:
-    """The SQL library's "ties must be one of ..." as the CLI says it: "--ties must be one of ..."."""
-    name = problem.split(" ", 1)[0]
-    return _CONVENTION_FLAGS[name] + problem[len(name):] if name in _CONVENTION_FLAGS else _clean_message(problem)
-
-
-def handle_errors(function: Callable) -> Callable:
-    """Turn duckrank's typed errors into click's exits: usage problems 2, data problems 1.
-
-    No user mistake ends in a traceback; set DUCKRANK_DEBUG=1 to see one for a real bug.
-    """
-
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        from duckrank.errors import DuckrankError, MeasureError, OptionError
-
-        try:
-            return function(*args, **kwargs)
-        except (click.ClickException, click.Abort, click.exceptions.Exit):
-            raise
-        except (MeasureError, OptionError) as error:
-            raise click.UsageError("\nError: ".join(_clean_message(error).splitlines())) from None
-        except DuckrankError as error:
-            raise click.ClickException("\nError: ".join(_clean_message(error).splitlines())) from None
-        except BrokenPipeError:
-            # `duckrank eval ... | head`: the reader left, which is not an error. Point stdout at
-            # /dev/null so the interpreter's final flush does not complain either.
-            with contextlib.suppress(Exception):
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            raise click.exceptions.Exit(0) from None
-        except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
-            raise click.exceptions.Exit(130) from None
-        except OSError as error:
-            where = f"{error.filename}: " if error.filename else ""
-            raise click.ClickException(f"{where}{error.strerror or error}") from None
-        except Exception as error:  # noqa: BLE001
-            if os.environ.get("DUCKRANK_DEBUG"):
-                raise
-            if _is_duckdb_error(error):
-                raise click.ClickException(_clean_message(error)) from None
-            raise click.ClickException(
-                f"unexpected {type(error).__name__}: {error}. This is a bug in duckrank; please "
-                "report it with the command you ran (set DUCKRANK_DEBUG=1 to see the traceback)."
-            ) from None
-
-    return wrapper
-
-
-def _is_duckdb_error(error: BaseException) -> bool:
-    return type(error).__module__.startswith(("duckdb", "_duckdb"))
-
-
 # ---------------------------------------------------------------------------------------------
 # shared options
-
-
-def output_options(function: Callable) -> Callable:
-    """--format, -o/--output and --quiet: the same on every command that prints results."""
-    function = click.option(
-        "--quiet", is_flag=True, help="No progress indicator on stderr."
-    )(function)
-    function = click.option(
-        "-o", "--output", "output_path", metavar="FILE",
-        help="Write to FILE (atomically: a temporary file in the same folder, then a rename) instead "
-             "of stdout. Its extension (.csv .tsv .json .jsonl .parquet .md .tex) picks the format "
-             "when --format is not given.",
-    )(function)
-    function = click.option(
-        "-f", "--format", "fmt", metavar="FORMAT",
-        help=f"One of {', '.join(output.FORMATS)}. Default: table on a terminal, else tsv (or "
-             "what -o FILE's extension says). Machine formats keep full double precision; table, "
-             "markdown, latex and trec round to 4 decimals like trec_eval.",
-    )(function)
-    return function
-
-
-def engine_options(function: Callable) -> Callable:
-    """Pass-through DuckDB settings, so larger-than-memory inputs spill to disk instead of failing."""
-    function = click.option("--temp-dir", metavar="DIR", help="Where DuckDB spills (temp_directory).")(function)
-    function = click.option(
-        "--memory-limit", metavar="SIZE", help="DuckDB memory_limit, e.g. 4GB or 50%."
-    )(function)
-    function = click.option("--threads", metavar="N", help="DuckDB worker threads (default: all cores).")(function)
-    return function
-
-
-def _pick_format(problems: Problems, fmt: str | None, path: str | None, allowed: tuple[str, ...]) -> str:
-    if fmt is not None:
-        chosen = problems.choice("--format", fmt, allowed)
-        return chosen or allowed[0]
-    guessed = output.format_from_extension(path)
-    if guessed in allowed:
-        return guessed
-    if path in (None, "-"):
-        return "table" if sys.stdout.isatty() else "tsv"
-    return "table" if "table" in allowed else allowed[0]
-
-
-def _check_output(problems: Problems, fmt: str, path: str | None, inputs: list[str]) -> None:
-    if path in (None, "-"):
-        if fmt == "parquet" and sys.stdout.isatty():
-            problems.add("parquet is binary and stdout is a terminal; write it to a file with -o FILE")
-        return
-    for source in inputs:
-        if source and output.same_file(path, source):
-            problems.add(f"-o {path} is also an input ({source}); choose another output path so the "
-                         "input is not overwritten")
-    folder = os.path.dirname(path) or "."
-    if not os.path.isdir(folder):
-        problems.add(f"-o {path}: folder {folder} does not exist; create it first")
-    elif os.path.isdir(path):
-        problems.add(f"-o {path} is a folder; give a file name")
-
-
-def _check_engine(problems: Problems, threads: str | None, memory_limit: str | None,
-                  temp_dir: str | None) -> dict[str, Any]:
-    settings: dict[str, Any] = {}
-    if threads is not None:
-        settings["threads"] = problems.integer("--threads", threads)
-    if memory_limit is not None:
-        if _valid_memory_limit(memory_limit):
-            settings["memory_limit"] = memory_limit
-        else:
-            problems.add(f"--memory-limit must be a size such as 4GB, 512MB or 50%; got {memory_limit!r}")
-    if temp_dir is not None:
-        if os.path.exists(temp_dir) and not os.path.isdir(temp_dir):
-            problems.add(f"--temp-dir {temp_dir} exists and is not a folder")
-        else:
-            settings["temp_dir"] = temp_dir
-    return {key: value for key, value in settings.items() if value is not None}
-
-
-def _valid_memory_limit(value: str) -> bool:
-    import duckdb
-
-    con = duckdb.connect()
-    try:
-        con.execute("SET memory_limit = ?", [value]).fetchall()
-    except duckdb.Error:
-        return False
-    finally:
-        con.close()
-    return True
 
 
 def _apply_engine(con, settings: dict[str, Any]) -> None:
@@ -474,7 +275,7 @@ def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank
     try:
         spellings = expand_measures(requested)
     except MeasureError as error:
-        problems.add(_clean_message(error))
+        problems.add(clean_message(error))
         spellings = []
     for spelling in spellings:
         if spelling in seen:
@@ -483,15 +284,15 @@ def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank
         try:
             parsed.append(parse_measure(spelling))
         except MeasureError as error:
-            problems.add(_clean_message(error))
+            problems.add(clean_message(error))
 
     # output and engine
-    fmt = _pick_format(problems, fmt, output_path, output.FORMATS)
+    fmt = pick_format(problems, fmt, output_path, output.FORMATS)
     if segments and fmt == "trec":
         problems.add("--format trec has no column for --by segments; use table, tsv, csv, json, jsonl or parquet")
     inputs = [log] if log is not None else [qrels, *runs]
-    _check_output(problems, fmt, output_path, [source for source in inputs if source])
-    engine = _check_engine(problems, threads, memory_limit, temp_dir)
+    check_output(problems, fmt, output_path, [source for source in inputs if source])
+    engine = check_engine(problems, threads, memory_limit, temp_dir)
 
     from duckrank._library import connect
     from duckrank.evaluation import compute, option_problems
@@ -499,7 +300,7 @@ def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank
     con = connect()
     try:
         for problem in option_problems(con, {k: v for k, v in conventions.items() if v is not None}, parsed):
-            problems.add(_as_flags(problem))
+            problems.add(as_flags(problem))
         problems.raise_if_any()
     except BaseException:
         con.close()
@@ -612,7 +413,7 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
     integer_metrics = {m.printed_name for m in measures if _integer_measure(m)}
 
     if fmt == "parquet":
-        with _binary_target(path) as tmp:
+        with binary_target(path) as tmp:
             con.execute(f"COPY ({sql}) TO $path (FORMAT parquet)", {**params, "path": tmp}).fetchall()
         return
 
@@ -629,21 +430,6 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
             output.write_machine(fmt, columns, rows(), stream)
         else:
             _write_eval_human(fmt, stream, rows(), several, segments, per_query, integer_metrics, run_names)
-
-
-@contextlib.contextmanager
-def _binary_target(path: str | None) -> Iterator[str]:
-    """A path for DuckDB to COPY a binary file to: renamed onto -o FILE, or streamed to stdout."""
-    if path not in (None, "-"):
-        with output.atomic_path(path) as tmp:
-            yield tmp
-        return
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="duckrank-") as folder:
-        tmp = os.path.join(folder, "output.parquet")
-        yield tmp
-        output.copy_to_stdout(tmp)
 
 
 def _write_trec(stream, rows, several: bool, integer_metrics: set[str], run_names: list[str],
@@ -695,8 +481,8 @@ def metrics_command(names, fmt, output_path, quiet):
     """
     problems = Problems()
     allowed = tuple(f for f in output.FORMATS if f != "trec")
-    fmt = _pick_format(problems, fmt, output_path, allowed)
-    _check_output(problems, fmt, output_path, [])
+    fmt = pick_format(problems, fmt, output_path, allowed)
+    check_output(problems, fmt, output_path, [])
     problems.raise_if_any()
 
     entries = _catalog()
@@ -773,7 +559,7 @@ def _filter_catalog(entries: list[dict], names: tuple[str, ...]) -> list[dict]:
         try:
             measure = parse_measure(name)
         except MeasureError as error:
-            bad.append(_clean_message(error))
+            bad.append(clean_message(error))
             continue
         wanted.add(getattr(measure.metric, "name", measure.metric))
     if bad:
@@ -822,7 +608,7 @@ def _write_catalog(entries: list[dict], fmt: str, path: str | None) -> None:
             + ", ".join(f"unnest($c{i}) AS \"{c}\"" for i, c in enumerate(columns)) + ")",
             {f"c{i}": [row[i] for row in rows] for i in range(len(columns))},
         ).fetchall()
-        with _binary_target(path) as tmp:
+        with binary_target(path) as tmp:
             con.execute("COPY catalog TO $path (FORMAT parquet)", {"path": tmp}).fetchall()
         return
     with output.text_output(path) as stream:
@@ -877,7 +663,7 @@ def sql_command(output_path):
     then call e.g. SELECT * FROM duckrank.ndcg('qrels.parquet', 'run.parquet', k := 10).
     """
     problems = Problems()
-    _check_output(problems, "sql", output_path, [])
+    check_output(problems, "sql", output_path, [])
     problems.raise_if_any()
     from duckrank._library import library_sql
 
@@ -927,8 +713,8 @@ def convert_command(source, target, kind, from_format, to_format, query_col, doc
     if target == "-":
         problems.add("OUT must be a file path")
     else:
-        _check_output(problems, "convert", target, [source])
-    engine = _check_engine(problems, threads, memory_limit, temp_dir)
+        check_output(problems, "convert", target, [source])
+    engine = check_engine(problems, threads, memory_limit, temp_dir)
     problems.raise_if_any()
 
     import duckdb
@@ -983,7 +769,7 @@ def _read_convert_input(inputs, con, source: str, kind: str | None, fmt: str | N
                 raise
             raise InputError(
                 f"{source} is neither a run (query_id, doc_id, score) nor qrels (query_id, doc_id, "
-                f"relevance): {_clean_message(run_error)}; or pass --kind qrels with --relevance-col"
+                f"relevance): {clean_message(run_error)}; or pass --kind qrels with --relevance-col"
             ) from None
 
 

@@ -10,160 +10,27 @@ Exit status: 0 success, 1 a data problem (duckrank.DuckrankError), 2 a usage pro
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import math
-import os
-import sys
-import tempfile
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
 
 from duckrank import _output as output
+from duckrank._cli_common import (
+    CONTEXT_SETTINGS,
+    INPUT_FORMATS,
+    Problems,
+    binary_target,
+    check_output,
+    clean_message,
+    handle_errors,
+    pick_format,
+)
 
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 FORMATS = ("table", "tsv", "csv", "json", "jsonl", "parquet", "markdown", "latex")
-INPUT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
 DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
 CORRECTION_NAMES = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg"}
 TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"}
-
-
-class _Problems:
-    """Bad option values, collected so a single usage error reports all of them."""
-
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-
-    def add(self, message: str) -> None:
-        self.messages.append(message)
-
-    def choice(self, option: str, value: str | None, choices: tuple[str, ...]) -> str | None:
-        if value is None:
-            return None
-        if value.lower() in choices:
-            return value.lower()
-        self.add(f"{option} must be one of {', '.join(choices)}; got {value!r}")
-        return None
-
-    def integer(self, option: str, value: str | None, minimum: int | None = None) -> int | None:
-        if value is None:
-            return None
-        try:
-            number: int | None = int(value.strip())
-        except ValueError:
-            number = None
-        if number is None or (minimum is not None and number < minimum):
-            bound = f" >= {minimum}" if minimum is not None else ""
-            self.add(f"{option} must be a whole number{bound}; got {value!r}")
-            return None
-        return number
-
-    def fraction(self, option: str, value: str | None) -> float | None:
-        if value is None:
-            return None
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not 0 < number < 1:
-            self.add(f"{option} must be a number strictly between 0 and 1; got {value!r}")
-            return None
-        return number
-
-    def number(self, option: str, value: str | None) -> float | int | None:
-        if value is None:
-            return None
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not math.isfinite(number):
-            self.add(f"{option} must be a finite number; got {value!r}")
-            return None
-        return int(number) if number.is_integer() else number
-
-    def raise_if_any(self) -> None:
-        if self.messages:
-            raise click.UsageError("\nError: ".join(self.messages))
-
-
-def _clean(message: Any) -> str:
-    text = str(message).strip()
-    for prefix in ("duckrank: ", "Error: "):
-        if text.startswith(prefix):
-            text = text[len(prefix):]
-    flags = {name: f"--{name}" for name in ("permutations", "bootstrap", "seed", "confidence", "alpha", "correction",
-                                           "test", "baseline", "ties", "empty", "unjudged", "duplicates", "gain")}
-    flags.update({"rel_level": "-l", "max_rank": "-M", "by": "--by"})
-    for name, flag in flags.items():
-        if text.startswith(f"{name} "):
-            text = f"{flag}{text[len(name):]}"
-    for name in ("query", "doc", "score", "relevance"):
-        text = text.replace(f"{name}_col=", f"--{name}-col")
-    return text.replace("--complete / complete=True", "--complete").replace("complete=True", "--complete")
-
-
-def _handle_errors(function: Callable) -> Callable:
-    """duckrank's typed errors as click exits: usage problems 2, data problems 1; no tracebacks."""
-
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        import duckdb
-
-        from duckrank.errors import DuckrankError, MeasureError, OptionError
-
-        try:
-            return function(*args, **kwargs)
-        except (click.ClickException, click.Abort, click.exceptions.Exit):
-            raise
-        except (MeasureError, OptionError) as error:
-            raise click.UsageError("\nError: ".join(_clean(line) for line in str(error).splitlines())) from None
-        except DuckrankError as error:
-            raise click.ClickException("\nError: ".join(_clean(line) for line in str(error).splitlines())) from None
-        except duckdb.Error as error:
-            if os.environ.get("DUCKRANK_DEBUG"):
-                raise
-            raise click.ClickException(_clean(str(error).splitlines()[0])) from None
-        except BrokenPipeError:
-            with contextlib.suppress(Exception):
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            raise click.exceptions.Exit(0) from None
-        except OSError as error:
-            where = f"{error.filename}: " if error.filename else ""
-            raise click.ClickException(f"{where}{error.strerror or error}") from None
-
-    return wrapper
-
-
-def _pick_format(problems: _Problems, fmt: str | None, path: str | None) -> str:
-    if fmt is not None:
-        return problems.choice("--format", fmt, FORMATS) or "table"
-    guessed = output.format_from_extension(path)
-    if guessed in FORMATS:
-        return guessed
-    if path in (None, "-"):
-        return "table" if sys.stdout.isatty() else "tsv"
-    return "table"
-
-
-def _check_output(problems: _Problems, fmt: str, path: str | None, inputs: list[str]) -> None:
-    if path in (None, "-"):
-        if fmt == "parquet" and sys.stdout.isatty():
-            problems.add("parquet is binary and stdout is a terminal; write it to a file with -o FILE")
-        return
-    for source in inputs:
-        if source and output.same_file(path, source):
-            problems.add(f"-o {path} is also an input ({source}); choose another output path so the "
-                         "input is not overwritten")
-    folder = os.path.dirname(path) or "."
-    if not os.path.isdir(folder):
-        problems.add(f"-o {path}: folder {folder} does not exist; create it first")
-    elif os.path.isdir(path):
-        problems.add(f"-o {path} is a folder; give a file name")
 
 
 @click.command("compare", context_settings=CONTEXT_SETTINGS)
@@ -214,7 +81,7 @@ def _check_output(problems: _Problems, fmt: str, path: str | None, inputs: list[
 @click.option("--threads", metavar="N", help="DuckDB worker threads (default: all cores).")
 @click.option("--memory-limit", metavar="SIZE", help="DuckDB memory_limit, e.g. 4GB or 50%.")
 @click.option("--temp-dir", metavar="DIR", help="Where DuckDB spills (temp_directory).")
-@_handle_errors
+@handle_errors
 def compare(qrels, runs, measures, baseline, permutations, bootstrap, seed, confidence, alpha, correction, test,
             complete, segments, rel_level, max_rank, ties, gain, empty, unjudged, duplicates, query_col, doc_col,
             score_col, relevance_col, run_format, qrels_format, fmt, output_path, quiet, threads, memory_limit,
@@ -232,7 +99,7 @@ def compare(qrels, runs, measures, baseline, permutations, bootstrap, seed, conf
     --complete scores a missing query as 0 instead. Exit status: 0 success, 1 a data
     problem, 2 a usage problem.
     """
-    problems = _Problems()
+    problems = Problems()
     if not runs:  # one run file may hold several runs in its run_id column
         problems.add("compare needs QRELS and at least two runs (RUN1 RUN2 [RUN ...])")
     settings: dict[str, Any] = {
@@ -259,18 +126,18 @@ def compare(qrels, runs, measures, baseline, permutations, bootstrap, seed, conf
     try:
         expanded = expand_measures(list(measures) or list(DEFAULT_MEASURES))
     except MeasureError as error:
-        problems.add(_clean(error))
+        problems.add(clean_message(error))
         expanded = []
     for spelling in expanded:
         try:
             parse_measure(spelling)
         except MeasureError as error:
-            problems.add(_clean(error))
+            problems.add(clean_message(error))
             continue
         if spelling not in spellings:
             spellings.append(spelling)
-    fmt = _pick_format(problems, fmt, output_path)
-    _check_output(problems, fmt, output_path, [qrels, *runs])
+    fmt = pick_format(problems, fmt, output_path, FORMATS)
+    check_output(problems, fmt, output_path, [qrels, *runs])
     problems.raise_if_any()
 
     from duckrank.comparison import compare as compare_runs
@@ -293,7 +160,7 @@ def compare(qrels, runs, measures, baseline, permutations, bootstrap, seed, conf
 def write(result, fmt: str, path: str | None, *, quiet: bool = False) -> None:
     """Write a Comparison in `fmt` to `path` (atomically) or stdout."""
     if fmt == "parquet":
-        with _binary_target(path) as tmp:
+        with binary_target(path) as tmp:
             result.relation.write_parquet(tmp)
         _notes_to_stderr(result, quiet)
         return
@@ -312,20 +179,7 @@ def write(result, fmt: str, path: str | None, *, quiet: bool = False) -> None:
 def _notes_to_stderr(result, quiet: bool) -> None:
     if not quiet:
         for note in result.notes:
-            click.echo(f"Note: {_clean(note)}", err=True)
-
-
-@contextlib.contextmanager
-def _binary_target(path: str | None) -> Iterator[str]:
-    """A path for DuckDB to write a binary file to: renamed onto -o FILE, or streamed to stdout."""
-    if path not in (None, "-"):
-        with output.atomic_path(path) as tmp:
-            yield tmp
-        return
-    with tempfile.TemporaryDirectory(prefix="duckrank-") as folder:
-        tmp = os.path.join(folder, "output.parquet")
-        yield tmp
-        output.copy_to_stdout(tmp)
+            click.echo(f"Note: {clean_message(note)}", err=True)
 
 
 def _number(value: Any, signed: bool = False) -> str:
@@ -373,7 +227,7 @@ def _write_human(result, fmt: str, rows: list[dict[str, Any]], stream) -> None:
               f"{'' if comparisons == 1 else 's'}); baseline {result.baseline}; CIs: percentile bootstrap, "
               f"{settings['bootstrap']} replicates; randomization test: {settings['permutations']} sign flips; "
               f"effect = diff / sd of per-query differences; seed {settings['seed']}")
-    notes = [f"Note: {_clean(note)}" for note in result.notes]
+    notes = [f"Note: {clean_message(note)}" for note in result.notes]
     if fmt == "latex":
         stream.write("\\par\\smallskip{\\footnotesize " + output.latex_escape(legend).replace(
             f"p < {settings['alpha']:g}", f"$p < {settings['alpha']:g}$") + "}\n")

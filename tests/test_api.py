@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import duckdb
-import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq

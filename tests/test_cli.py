@@ -613,11 +613,11 @@ def test_usage_errors(data, args, fragment):
 
 
 def test_parquet_needs_a_file_on_a_terminal(data, monkeypatch):
-    from duckrank import cli
+    from duckrank import _cli_common
 
-    problems = cli.Problems()
+    problems = _cli_common.Problems()
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
-    cli._check_output(problems, "parquet", None, [])
+    _cli_common.check_output(problems, "parquet", None, [])
     assert problems.messages and "-o FILE" in problems.messages[0]
 
 

@@ -392,7 +392,7 @@ def test_the_duckdb_shell_computes_the_same_numbers(tmp_path):
     frame = per_query_frame({"map": {"a": rng.random(80), "b": rng.random(80) * 0.9 + 0.1}})
     frame.to_csv(tmp_path / "pq.csv", index=False)
     query = ("SELECT run, mean, diff, p_ttest, p_randomization, mean_ci_low, mean_ci_high, ci_low, ci_high "
-             f"FROM duckrank.compare(pq, permutations := 3000, bootstrap := 3000, seed := 9)")
+             "FROM duckrank.compare(pq, permutations := 3000, bootstrap := 3000, seed := 9)")
     sql_dir = Path(duckrank.__file__).resolve().parent.parent / "sql"
     script = "".join(f".read {path}\n" for path in sorted(sql_dir.glob("[0-9][0-9]_*.sql")))
     script += f"CREATE TABLE pq AS SELECT * FROM read_csv('{tmp_path / 'pq.csv'}');\n.mode json\n{query};\n"

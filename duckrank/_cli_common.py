@@ -1,0 +1,264 @@
+"""What the duckrank commands share: collecting usage problems, turning duckrank's errors into
+exit codes and messages, the output and engine options, and atomic output paths."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+
+from duckrank import _output as output
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+INPUT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
+
+
+class Problems:
+    """Bad option values, collected so a single usage error reports all of them."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    def add(self, message: str) -> None:
+        self.messages.append(message)
+
+    def choice(self, option: str, value: str | None, choices: tuple[str, ...]) -> str | None:
+        if value is None:
+            return None
+        if value.lower() in choices:
+            return value.lower()
+        self.add(f"{option} must be one of {', '.join(choices)}; got {value!r}")
+        return None
+
+    def integer(self, option: str, value: str | None, minimum: int | None = 1) -> int | None:
+        if value is None:
+            return None
+        try:
+            number: int | None = int(value.strip())
+        except ValueError:
+            number = None
+        if number is None or (minimum is not None and number < minimum):
+            bound = f" >= {minimum}" if minimum is not None else ""
+            self.add(f"{option} must be a whole number{bound}; got {value!r}")
+            return None
+        return number
+
+    def fraction(self, option: str, value: str | None) -> float | None:
+        if value is None:
+            return None
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not 0 < number < 1:
+            self.add(f"{option} must be a number strictly between 0 and 1; got {value!r}")
+            return None
+        return number
+
+    def number(self, option: str, value: str | None) -> float | int | None:
+        if value is None:
+            return None
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            self.add(f"{option} must be a finite number; got {value!r}")
+            return None
+        return int(number) if number.is_integer() else number
+
+    def raise_if_any(self) -> None:
+        if self.messages:
+            # click prints "Error: " before the first line; give every other line the same start.
+            raise click.UsageError("\nError: ".join(self.messages))
+
+
+def clean_message(message: Any) -> str:
+    """A facade message as the CLI says it: no prefixes, options spelled as flags (--score-col)."""
+    message = str(message).strip()
+    for prefix in ("duckrank: ", "Error: "):
+        if message.startswith(prefix):
+            message = message[len(prefix):]
+    message = re.sub(r"(?<![-\w])(query|doc|score|relevance)_col=", r"--\1-col", message)
+    message = re.sub(r"(?<![-\w])label_map=", "--label-map", message)
+    message = re.sub(r"(?<![-\w])label=", "--label", message)
+    message = re.sub(r"\b(ties|empty|unjudged|duplicates|gain) := '(\w+)'", r"--\1 \2", message)
+    message = message.replace("--run-format / run_format=", "--run-format").replace(
+        "--qrels-format / qrels_format=", "--qrels-format")
+    return message
+
+
+# The facade's option names as the command line spells them, for messages that start with one.
+OPTION_FLAGS = {"ties": "--ties", "empty": "--empty", "unjudged": "--unjudged", "duplicates": "--duplicates",
+                "gain": "--gain", "rel_level": "-l", "max_rank": "-M", "by": "--by",
+                **{name: f"--{name}" for name in ("permutations", "bootstrap", "seed", "confidence", "alpha",
+                                                  "correction", "test", "baseline")}}
+
+
+def as_flags(problem: str) -> str:
+    """The SQL library's "ties must be one of ..." as the CLI says it: "--ties must be one of ..."."""
+    name = problem.split(" ", 1)[0]
+    return OPTION_FLAGS[name] + problem[len(name):] if name in OPTION_FLAGS else clean_message(problem)
+
+
+def handle_errors(function: Callable) -> Callable:
+    """Turn duckrank's typed errors into click's exits: usage problems 2, data problems 1.
+
+    No user mistake ends in a traceback; set DUCKRANK_DEBUG=1 to see one for a real bug.
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        from duckrank.errors import DuckrankError, MeasureError, OptionError
+
+        try:
+            return function(*args, **kwargs)
+        except (click.ClickException, click.Abort, click.exceptions.Exit):
+            raise
+        except (MeasureError, OptionError) as error:
+            raise click.UsageError("\nError: ".join(clean_message(error).splitlines())) from None
+        except DuckrankError as error:
+            raise click.ClickException("\nError: ".join(clean_message(error).splitlines())) from None
+        except BrokenPipeError:
+            # `duckrank eval ... | head`: the reader left, which is not an error. Point stdout at
+            # /dev/null so the interpreter's final flush does not complain either.
+            with contextlib.suppress(Exception):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            raise click.exceptions.Exit(0) from None
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            raise click.exceptions.Exit(130) from None
+        except OSError as error:
+            where = f"{error.filename}: " if error.filename else ""
+            raise click.ClickException(f"{where}{error.strerror or error}") from None
+        except Exception as error:  # noqa: BLE001
+            if os.environ.get("DUCKRANK_DEBUG"):
+                raise
+            if _is_duckdb_error(error):
+                raise click.ClickException(clean_message(error)) from None
+            raise click.ClickException(
+                f"unexpected {type(error).__name__}: {error}. This is a bug in duckrank; please "
+                "report it with the command you ran (set DUCKRANK_DEBUG=1 to see the traceback)."
+            ) from None
+
+    return wrapper
+
+
+def _is_duckdb_error(error: BaseException) -> bool:
+    return type(error).__module__.startswith(("duckdb", "_duckdb"))
+
+
+# ---------------------------------------------------------------------------------------------
+# shared options
+
+
+def output_options(function: Callable) -> Callable:
+    """--format, -o/--output and --quiet: the same on every command that prints results."""
+    function = click.option(
+        "--quiet", is_flag=True, help="No progress indicator on stderr."
+    )(function)
+    function = click.option(
+        "-o", "--output", "output_path", metavar="FILE",
+        help="Write to FILE (atomically: a temporary file in the same folder, then a rename) instead "
+             "of stdout. Its extension (.csv .tsv .json .jsonl .parquet .md .tex) picks the format "
+             "when --format is not given.",
+    )(function)
+    function = click.option(
+        "-f", "--format", "fmt", metavar="FORMAT",
+        help=f"One of {', '.join(output.FORMATS)}. Default: table on a terminal, else tsv (or "
+             "what -o FILE's extension says). Machine formats keep full double precision; table, "
+             "markdown, latex and trec round to 4 decimals like trec_eval.",
+    )(function)
+    return function
+
+
+def engine_options(function: Callable) -> Callable:
+    """Pass-through DuckDB settings, so larger-than-memory inputs spill to disk instead of failing."""
+    function = click.option("--temp-dir", metavar="DIR", help="Where DuckDB spills (temp_directory).")(function)
+    function = click.option(
+        "--memory-limit", metavar="SIZE", help="DuckDB memory_limit, e.g. 4GB or 50%."
+    )(function)
+    function = click.option("--threads", metavar="N", help="DuckDB worker threads (default: all cores).")(function)
+    return function
+
+
+def pick_format(problems: Problems, fmt: str | None, path: str | None, allowed: tuple[str, ...]) -> str:
+    if fmt is not None:
+        chosen = problems.choice("--format", fmt, allowed)
+        return chosen or allowed[0]
+    guessed = output.format_from_extension(path)
+    if guessed in allowed:
+        return guessed
+    if path in (None, "-"):
+        return "table" if sys.stdout.isatty() else "tsv"
+    return "table" if "table" in allowed else allowed[0]
+
+
+def check_output(problems: Problems, fmt: str, path: str | None, inputs: list[str]) -> None:
+    if path in (None, "-"):
+        if fmt == "parquet" and sys.stdout.isatty():
+            problems.add("parquet is binary and stdout is a terminal; write it to a file with -o FILE")
+        return
+    for source in inputs:
+        if source and output.same_file(path, source):
+            problems.add(f"-o {path} is also an input ({source}); choose another output path so the "
+                         "input is not overwritten")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        problems.add(f"-o {path}: folder {folder} does not exist; create it first")
+    elif os.path.isdir(path):
+        problems.add(f"-o {path} is a folder; give a file name")
+
+
+def check_engine(problems: Problems, threads: str | None, memory_limit: str | None,
+                  temp_dir: str | None) -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    if threads is not None:
+        settings["threads"] = problems.integer("--threads", threads)
+    if memory_limit is not None:
+        if _valid_memory_limit(memory_limit):
+            settings["memory_limit"] = memory_limit
+        else:
+            problems.add(f"--memory-limit must be a size such as 4GB, 512MB or 50%; got {memory_limit!r}")
+    if temp_dir is not None:
+        if os.path.exists(temp_dir) and not os.path.isdir(temp_dir):
+            problems.add(f"--temp-dir {temp_dir} exists and is not a folder")
+        else:
+            settings["temp_dir"] = temp_dir
+    return {key: value for key, value in settings.items() if value is not None}
+
+
+def _valid_memory_limit(value: str) -> bool:
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.execute("SET memory_limit = ?", [value]).fetchall()
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+    return True
+
+
+@contextlib.contextmanager
+def binary_target(path: str | None) -> Iterator[str]:
+    """A path for DuckDB to COPY a binary file to: renamed onto -o FILE, or streamed to stdout."""
+    if path not in (None, "-"):
+        with output.atomic_path(path) as tmp:
+            yield tmp
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="duckrank-") as folder:
+        tmp = os.path.join(folder, "output.parquet")
+        yield tmp
+        output.copy_to_stdout(tmp)
