@@ -25,11 +25,11 @@ from typing import Any
 import duckdb
 
 from duckrank._library import connect
+from duckrank._sql import quote_identifier
 from duckrank.errors import InputError, MeasureError, OptionError
 from duckrank.evaluation import compute
-from duckrank.inputs import fresh_name, quote_identifier
+from duckrank.inputs import fresh_name
 from duckrank.measures import Measure, parse_measures
-
 
 CORRECTIONS = ("holm", "bh")
 TESTS = ("t", "randomization")

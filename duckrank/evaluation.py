@@ -15,16 +15,13 @@ from typing import Any
 import duckdb
 
 from duckrank._library import connect, load
+from duckrank._sql import literal, quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError
-from duckrank.inputs import Source, fresh_name, quote_identifier, read_table
+from duckrank.inputs import Source, fresh_name, read_table
 from duckrank.measures import Measure, parse_measures, sql_literal
 
 _SUMMARY_SQL = {"mean": "avg(value)", "sum": "sum(value)", "gmean": "duckrank.geometric_mean(value)",
                 "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)"}
-
-
-def sql_string(text: Any) -> str:
-    return "'" + str(text).replace("'", "''") + "'"
 
 
 @dataclass
@@ -45,7 +42,7 @@ class Plan:
     def key_columns(self) -> list[tuple[str, str]]:
         """(output column, SQL expression over query_id) for run and each segment column."""
         if not self.keyed:
-            return [("run", sql_string(self.runs[0]))]
+            return [("run", literal(self.runs[0]))]
         return [("run", "query_id.run"), *((name, f"query_id.by_{i}") for i, name in enumerate(self.by))]
 
     def query_expression(self) -> str:
@@ -159,14 +156,14 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
                if source.has_run_id else [])
         if len(ids) <= 1:
             run_names = names or ids or [_path_of(source)]
-            union = f"SELECT {sql_string(run_names[0])} AS run, query_id, doc_id, score{segments} FROM {source.view}"
+            union = f"SELECT {literal(run_names[0])} AS run, query_id, doc_id, score{segments} FROM {source.view}"
         else:
             run_names = ids
             union = f"SELECT run_id AS run, query_id, doc_id, score{segments} FROM {source.view}"
     else:
         run_names = names or [_path_of(source) for source in runs]
         union = " UNION ALL ".join(
-            f"SELECT {sql_string(name)} AS run, query_id, doc_id, score{segments} FROM {source.view}"
+            f"SELECT {literal(name)} AS run, query_id, doc_id, score{segments} FROM {source.view}"
             for name, source in zip(run_names, runs))
     if len(set(run_names)) != len(run_names):
         repeated = next(name for name in run_names if run_names.count(name) > 1)
@@ -185,7 +182,7 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
                     f"query := q.query_id) AS query_id, q.doc_id, q.relevance FROM {qrels.view} q "
                     f"JOIN (SELECT DISTINCT {keys} FROM ({union})) k ON k.query_id = q.query_id").fetchall()
     else:  # every run is judged on every qrels query, so complete := true still sees missed queries
-        values = ", ".join(f"({sql_string(n)})" for n in run_names)
+        values = ", ".join(f"({literal(n)})" for n in run_names)
         con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := r.run, query := q.query_id) "
                     f"AS query_id, q.doc_id, q.relevance FROM {qrels.view} q CROSS JOIN (VALUES {values}) r(run)").fetchall()
     return plan
@@ -200,7 +197,7 @@ def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any]) -> str:
             f"g_max := {sql_literal(g_max)}", f"duplicates := {sql_literal(conventions['duplicates'])}"]
     if gain_map:
         args.append(f"gain_map := {sql_literal(dict(gain_map))}")
-    return f"duckrank.ranked({sql_string(plan.qrels_view)}, {sql_string(plan.run_view)}, {', '.join(args)})"
+    return f"duckrank.ranked({literal(plan.qrels_view)}, {literal(plan.run_view)}, {', '.join(args)})"
 
 
 def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any]) -> str:
@@ -243,33 +240,22 @@ def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[in
         source = log_view
         if plan.keyed:
             source = fresh_name("log_slice")
-            condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_literal_any(value)}"
+            condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {literal(value)}"
                                      for (_, expression), value in zip(key_columns, values))
             con.execute(f"CREATE TEMP VIEW {source} AS SELECT query_id, score, label FROM {log_view} "
                         f"WHERE {condition}").fetchall()
-        constants = "".join(f"{sql_literal_any(value)} AS {quote_identifier(name)}, "
+        constants = "".join(f"{literal(value)} AS {quote_identifier(name)}, "
                             for (name, _), value in zip(key_columns, values))
         for index, measure in measures:
             level = sql_literal(measure.rel_level if measure.rel_level is not None else rel_level)
             if measure.metric.name == "gauc":
-                call = (f"duckrank.gauc({sql_string(source)}, weight := {sql_literal(measure.params['weight'])}, "
+                call = (f"duckrank.gauc({literal(source)}, weight := {sql_literal(measure.params['weight'])}, "
                         f"rel_level := {level})")
             else:
-                call = f"duckrank.global_auc({sql_string(source)}, rel_level := {level})"
+                call = f"duckrank.global_auc({literal(source)}, rel_level := {level})"
             selects.append(f"SELECT {constants}NULL AS query_id, {index} AS measure_index, value FROM {call} "
                            f"WHERE value IS NOT NULL")
     return " UNION ALL ".join(selects)
-
-
-def sql_literal_any(value: Any) -> str:
-    """A segment or run value read back from DuckDB, as a literal to filter on."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return sql_string(value)
 
 
 def _translate(error: duckdb.Error, sources: list[Source]) -> DuckrankError:
@@ -380,9 +366,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
         if log_measures:
             selects.append(_log_sql(con, plan, log_measures, rel_level))
-        runs_sql = ", ".join(f"({i}, {sql_string(n)})" for i, n in enumerate(plan.runs))
+        runs_sql = ", ".join(f"({i}, {literal(n)})" for i, n in enumerate(plan.runs))
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
-        measures_sql = ", ".join(f"({i}, {sql_string(m.spelling)}, {sql_literal(m.metric.per_query)})"
+        measures_sql = ", ".join(f"({i}, {literal(m.spelling)}, {sql_literal(m.metric.per_query)})"
                                  for i, m in enumerate(parsed))
         con.execute(f"CREATE TEMP TABLE {table}_measures AS SELECT * FROM (VALUES {measures_sql}) "
                     f"t(measure_index, measure, per_query)").fetchall()

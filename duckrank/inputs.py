@@ -12,6 +12,7 @@ from typing import Any
 
 import duckdb
 
+from duckrank._sql import literal, quote_identifier
 from duckrank.errors import InputError, OptionError
 
 FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec_run", "trec_qrels")
@@ -44,10 +45,6 @@ class Source:
     label: str
     columns: dict[str, str]  # standard column -> DuckDB type
     has_run_id: bool = False
-
-
-def quote_identifier(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def detect_format(path: str | os.PathLike, kind: str = "run") -> str:
@@ -180,7 +177,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
         column_type = available[given]
         expression = quote_identifier(given)
         if std == "label" and label_map:
-            cases = " ".join(f"WHEN {_literal(value)} THEN {float(grade)!r}" for value, grade in label_map.items())
+            cases = " ".join(f"WHEN {literal(value)} THEN {float(grade)!r}" for value, grade in label_map.items())
             expression = f"CASE {expression} {cases} ELSE 0.0 END"
         elif std in ("score", "relevance", "label"):
             if not column_type.upper().startswith(_NUMERIC):
@@ -207,17 +204,9 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     return Source(view, label, types, has_run_id)
 
 
-def _literal(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
-
-
 def write_table(con: duckdb.DuckDBPyConnection, view: str, path: str, fmt: str) -> None:
     """Write a standard-column view to `path` in `fmt` (TREC text in trec_eval's layouts)."""
-    target = "'" + path.replace("'", "''") + "'"
+    target = literal(path)
     relation = quote_identifier(view)
     if fmt == "parquet":
         con.execute(f"COPY (SELECT * FROM {relation}) TO {target} (FORMAT parquet)").fetchall()

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from duckrank._sql import literal
 from duckrank.errors import MeasureError
 
 # Options that change the ranked relation itself (so measures differing in them need their own pass).
@@ -189,19 +190,10 @@ class Measure:
 
 
 def sql_literal(value: Any) -> str:
-    """Render a validated option value as a SQL literal (values never come from free text)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value) if isinstance(value, int) else repr(float(value))
-    if isinstance(value, dict):
-        return "MAP {" + ", ".join(f"{sql_literal(float(k))}: {sql_literal(float(v))}" for k, v in value.items()) + "}"
-    text = str(value)
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
-        raise MeasureError(f"option value {text!r} is not a plain word or number")
-    return "'" + text + "'"
+    """An option value as a SQL literal; a text value must be a plain word (a name like 'exp')."""
+    if isinstance(value, str) and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        raise MeasureError(f"option value {value!r} is not a plain word or number")
+    return literal(value)
 
 
 def _number(text: str, spelling: str) -> float | int:
