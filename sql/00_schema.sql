@@ -23,6 +23,22 @@ CREATE OR REPLACE MACRO duckrank.gain_of(grade, gain := 'linear',
          ELSE CAST(greatest(grade, 0) AS DOUBLE) END;
 COMMENT ON MACRO duckrank.gain_of IS 'gain of a grade: linear (default, negatives 0), exp (2^g-1), raw (as given); gain_map overrides listed grades';
 
+-- Relevance as every binary metric reads it: grade >= rel_level (trec_eval -l), and never a
+-- negative grade ("pooled but unjudged"). Unjudged docs (grade NULL) are not relevant.
+CREATE OR REPLACE MACRO duckrank.relevant(grade, rel_level := 1) AS
+    CAST(CASE WHEN grade >= 0 AND grade >= rel_level THEN 1 ELSE 0 END AS DOUBLE);
+COMMENT ON MACRO duckrank.relevant IS '1.0 if grade >= rel_level and grade >= 0, else 0.0 (unjudged and negative grades: 0)';
+
+-- A judged non-relevant doc (bpref's n and N): graded, but below rel_level.
+CREATE OR REPLACE MACRO duckrank.judged_nonrelevant(grade, rel_level := 1) AS
+    CASE WHEN grade >= 0 AND grade < rel_level THEN 1 ELSE 0 END;
+COMMENT ON MACRO duckrank.judged_nonrelevant IS '1 if 0 <= grade < rel_level (a judged non-relevant doc), else 0';
+
+-- ERR's probability that a user stops at a doc: (2^g - 1) / 2^g_max, grades clamped to [0, g_max].
+CREATE OR REPLACE MACRO duckrank.err_stop(grade, g_max) AS
+    (power(2.0, least(greatest(coalesce(grade, 0), 0), g_max)) - 1) / power(2.0, g_max);
+COMMENT ON MACRO duckrank.err_stop IS 'ERR stopping probability (2^g - 1) / 2^g_max of a grade';
+
 -- How a per-query value is reported for a query with no relevant documents (R = 0).
 -- zero keeps the value (0 for every ranking metric), skip drops the query (NULL, filtered),
 -- nan reports NaN so it poisons the mean visibly.

@@ -42,10 +42,9 @@ run_rows AS NOT MATERIALIZED (
     -- candidates, not a confusing complaint about the alias
     FROM (SELECT query_id, doc_id, score AS run_score FROM query_table(CAST(run AS VARCHAR)))
 ),
+-- duplicates := 'max' keeps each doc's highest score (and its first position, for ties := 'input').
 run_docs AS NOT MATERIALIZED (
-    SELECT query_id, doc_id, max(score) AS score, min(input_order) AS input_order,
-           count(*) AS copies,
-           bool_or(score IS NULL OR NOT isfinite(score)) AS bad_score
+    SELECT query_id, doc_id, max(score) AS score, min(input_order) AS input_order
     FROM run_rows
     GROUP BY query_id, doc_id
 ),
@@ -55,6 +54,14 @@ run_unique AS (
     SELECT query_id, doc_id, score, input_order FROM run_rows WHERE duplicates <> 'max'
     UNION ALL
     SELECT query_id, doc_id, score, input_order FROM run_docs WHERE duplicates = 'max'
+),
+-- The one grouping of the run the checks need: (query, doc) pairs seen twice, and NULL ids. Only
+-- offending groups survive, so the three messages below read a handful of rows.
+run_suspects AS MATERIALIZED (
+    SELECT query_id, doc_id, count(*) AS copies
+    FROM run_rows
+    GROUP BY query_id, doc_id
+    HAVING count(*) > 1 OR query_id IS NULL OR doc_id IS NULL
 ),
 qrels_docs AS (
     SELECT query_id, doc_id, max(CAST(relevance AS DOUBLE)) AS grade,
@@ -69,17 +76,17 @@ problems AS (
     UNION ALL
     (SELECT 'run ' || duckrank.show(run) || ' has a NULL id (query_id ' || duckrank.show(query_id)
             || ', doc_id ' || duckrank.show(doc_id) || '); every row needs a query_id and a doc_id'
-     FROM run_docs WHERE query_id IS NULL OR doc_id IS NULL LIMIT 1)
+     FROM run_suspects WHERE query_id IS NULL OR doc_id IS NULL LIMIT 1)
     UNION ALL
     (SELECT 'run ' || duckrank.show(run) || ' has a NULL, NaN or infinite score for query_id '
             || duckrank.show(query_id) || ', doc_id ' || duckrank.show(doc_id)
             || '; scores must be finite numbers: fix or drop those rows'
-     FROM run_docs WHERE bad_score LIMIT 1)
+     FROM run_rows WHERE score IS NULL OR NOT isfinite(score) LIMIT 1)
     UNION ALL
     (SELECT 'run ' || duckrank.show(run) || ' has ' || copies || ' rows for query_id '
             || duckrank.show(query_id) || ', doc_id ' || duckrank.show(doc_id)
             || '; each (query_id, doc_id) must appear once: remove the duplicates or pass duplicates := ''max'''
-     FROM run_docs WHERE copies > 1 AND duplicates = 'error' LIMIT 1)
+     FROM run_suspects WHERE copies > 1 AND duplicates = 'error' LIMIT 1)
     UNION ALL
     (SELECT 'qrels ' || duckrank.show(qrels) || ' has a NULL id (query_id ' || duckrank.show(query_id)
             || ', doc_id ' || duckrank.show(doc_id) || '); every judgment needs a query_id and a doc_id'
@@ -104,7 +111,7 @@ guard AS (
 -- and nDCG stay within [0, 1]. Under the other policies this branch is empty.
 imputed AS (
     SELECT r.query_id, r.doc_id, CASE WHEN unjudged = 'mean' THEN s.mean_grade ELSE s.median_grade END AS grade
-    FROM run_docs r
+    FROM run_unique r
     JOIN (SELECT query_id, avg(grade) FILTER (WHERE grade >= 0) AS mean_grade,
                  percentile_cont(0.5) WITHIN GROUP (ORDER BY grade) FILTER (WHERE grade >= 0) AS median_grade
           FROM qrels_docs WHERE unjudged IN ('mean', 'median') GROUP BY query_id) s ON s.query_id = r.query_id
@@ -118,8 +125,8 @@ judgments AS NOT MATERIALIZED (  -- inlined: by default just the qrels, no copy 
 ),
 query_stats AS (
     SELECT query_id,
-           count(*) FILTER (WHERE grade >= 0 AND grade >= rel_level) AS num_rel,
-           count(*) FILTER (WHERE grade >= 0 AND grade < rel_level) AS num_nonrel
+           CAST(sum(duckrank.relevant(grade, rel_level)) AS BIGINT) AS num_rel,
+           CAST(sum(duckrank.judged_nonrelevant(grade, rel_level)) AS BIGINT) AS num_nonrel
     FROM judgments
     GROUP BY query_id
 ),
@@ -128,71 +135,76 @@ query_stats AS (
 top_grade AS (
     SELECT coalesce(CAST(g_max AS DOUBLE), greatest(max(grade), 0)) AS g_max FROM qrels_docs
 ),
+-- The window below sorts every retrieved row, so it carries only what it must (ids, score, grade);
+-- everything else derives from the grade afterwards. A narrow sort is markedly cheaper.
 judged AS (
-    SELECT r.query_id, r.doc_id, r.score, r.input_order,
-           CASE WHEN NOT q.imputed THEN q.grade END AS judged_grade,
-           q.grade AS grade,
-           CASE WHEN q.grade >= 0 AND q.grade < rel_level THEN 1 ELSE 0 END AS judged_nonrel,
-           q.grade IS NULL OR q.grade < 0 AS is_unjudged,  -- an imputed grade counts as a judgment
-           s.num_rel, s.num_nonrel
+    SELECT r.query_id, r.doc_id, r.score, r.input_order, q.grade, q.imputed
     FROM run_unique r
-    JOIN query_stats s ON s.query_id = r.query_id
     LEFT JOIN judgments q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
     WHERE unjudged <> 'skip' OR q.grade >= 0
 ),
-graded AS (
-    SELECT *,
-           CAST(CASE WHEN grade >= 0 AND grade >= rel_level THEN 1 ELSE 0 END AS DOUBLE) AS doc_rel,
-           duckrank.gain_of(grade, gain := gain, gain_map := gain_map) AS doc_gain,
-           (power(2.0, least(greatest(coalesce(grade, 0), 0), t.g_max)) - 1) / power(2.0, t.g_max) AS err_stop
-    FROM judged, top_grade t
-),
 ranked_run AS (
-    SELECT *,
+    SELECT query_id, doc_id, score, grade, imputed,
            row_number() OVER by_rank AS rank,
-           CAST(sum(doc_rel) OVER (by_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE) AS cum_rel,
-           CAST(sum(judged_nonrel) OVER (by_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-               - judged_nonrel AS BIGINT) AS nonrel_above,
-           exp(sum(ln(1 - err_stop)) OVER (by_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-               - ln(1 - err_stop)) AS err_reach,
+           CAST(sum(duckrank.relevant(grade, rel_level))
+                OVER (by_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS DOUBLE) AS cum_rel,
+           CAST(sum(duckrank.judged_nonrelevant(grade, rel_level))
+                OVER (by_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+                - duckrank.judged_nonrelevant(grade, rel_level) AS BIGINT) AS nonrel_above,
+           exp(sum(ln(1 - duckrank.err_stop(grade, (SELECT t.g_max FROM top_grade t))))
+                   OVER (by_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+               - ln(1 - duckrank.err_stop(grade, (SELECT t.g_max FROM top_grade t)))) AS err_reach,
            -- ties := 'average': every rank of a tie group holds the group's mean. Taken before the
            -- max_rank cut, which may split a group: the ranks kept still hold the expected value.
-           CASE WHEN ties = 'average' THEN avg(doc_rel) OVER (PARTITION BY query_id, score) ELSE doc_rel END AS tied_rel,
-           CASE WHEN ties = 'average' THEN avg(doc_gain) OVER (PARTITION BY query_id, score) ELSE doc_gain END AS tied_gain
-    FROM graded
+           CASE WHEN ties = 'average' THEN avg(duckrank.relevant(grade, rel_level)) OVER (PARTITION BY query_id, score)
+                END AS tied_rel,
+           CASE WHEN ties = 'average'
+                THEN avg(duckrank.gain_of(grade, gain := gain, gain_map := gain_map)) OVER (PARTITION BY query_id, score)
+                END AS tied_gain
+    FROM judged
     WINDOW by_rank AS (
         PARTITION BY query_id
         -- One tie-break key for every rule but 'trec' (a constant NULL there, nearly free to sort).
         ORDER BY score DESC,
                  CASE WHEN ties = 'input' THEN [CAST(input_order AS DOUBLE)]
-                      WHEN ties = 'pessimistic' THEN [doc_rel, doc_gain]
-                      WHEN ties = 'optimistic' THEN [-doc_rel, -doc_gain] END ASC,
+                      WHEN ties = 'pessimistic'
+                          THEN [duckrank.relevant(grade, rel_level), duckrank.gain_of(grade, gain := gain, gain_map := gain_map)]
+                      WHEN ties = 'optimistic'
+                          THEN [-duckrank.relevant(grade, rel_level), -duckrank.gain_of(grade, gain := gain, gain_map := gain_map)]
+                 END ASC,
                  doc_id DESC)
 ),
-kept_run AS (
-    SELECT * FROM ranked_run WHERE max_rank IS NULL OR rank <= max_rank
-),
 run_rows_ranked AS (
-    SELECT query_id, doc_id, score, false AS is_ideal, rank, judged_grade, grade,
-           doc_rel, doc_gain, tied_rel, tied_gain,
-           cum_rel, judged_nonrel, nonrel_above, is_unjudged, err_stop, err_reach,
-           rank() OVER (PARTITION BY query_id ORDER BY score ASC)
-               + (count(*) OVER (PARTITION BY query_id, score) - 1) / 2.0 AS asc_rank,
-           row_number() OVER (PARTITION BY query_id ORDER BY doc_gain DESC, rank ASC) AS run_ideal_rank,
-           num_rel, num_nonrel
-    FROM kept_run
+    SELECT r.query_id, r.doc_id, r.score, false AS is_ideal, r.rank,
+           CASE WHEN NOT r.imputed THEN r.grade END AS judged_grade, r.grade,
+           duckrank.relevant(r.grade, rel_level) AS doc_rel,
+           duckrank.gain_of(r.grade, gain := gain, gain_map := gain_map) AS doc_gain,
+           coalesce(r.tied_rel, duckrank.relevant(r.grade, rel_level)) AS tied_rel,
+           coalesce(r.tied_gain, duckrank.gain_of(r.grade, gain := gain, gain_map := gain_map)) AS tied_gain,
+           r.cum_rel, duckrank.judged_nonrelevant(r.grade, rel_level) AS judged_nonrel, r.nonrel_above,
+           r.grade IS NULL OR r.grade < 0 AS is_unjudged,  -- an imputed grade counts as a judgment
+           duckrank.err_stop(r.grade, (SELECT t.g_max FROM top_grade t)) AS err_stop, r.err_reach,
+           rank() OVER (PARTITION BY r.query_id ORDER BY r.score ASC)
+               + (count(*) OVER (PARTITION BY r.query_id, r.score) - 1) / 2.0 AS asc_rank,
+           row_number() OVER (PARTITION BY r.query_id
+                              ORDER BY duckrank.gain_of(r.grade, gain := gain, gain_map := gain_map) DESC,
+                                       r.rank ASC) AS run_ideal_rank,
+           s.num_rel, s.num_nonrel
+    FROM ranked_run r
+    JOIN query_stats s ON s.query_id = r.query_id
+    WHERE max_rank IS NULL OR r.rank <= max_rank
 ),
 ideal_rows AS (
     SELECT q.query_id, q.doc_id, CAST(NULL AS DOUBLE) AS score, true AS is_ideal,
            row_number() OVER (PARTITION BY q.query_id
                               ORDER BY duckrank.gain_of(q.grade, gain := gain, gain_map := gain_map) DESC) AS rank,
            CASE WHEN NOT q.imputed THEN q.grade END AS judged_grade, q.grade AS grade,
-           CAST(CASE WHEN q.grade >= 0 AND q.grade >= rel_level THEN 1 ELSE 0 END AS DOUBLE) AS doc_rel,
+           duckrank.relevant(q.grade, rel_level) AS doc_rel,
            duckrank.gain_of(q.grade, gain := gain, gain_map := gain_map) AS doc_gain,
            s.num_rel, s.num_nonrel
     FROM judgments q
     JOIN query_stats s ON s.query_id = q.query_id
-    WHERE complete OR q.query_id IN (SELECT query_id FROM run_docs)
+    WHERE complete OR q.query_id IN (SELECT DISTINCT query_id FROM run_rows)
 )
 SELECT query_id, doc_id, score, is_ideal, rank, judged_grade, grade, doc_rel, doc_gain, tied_rel, tied_gain,
        cum_rel, judged_nonrel, nonrel_above, is_unjudged, err_stop, err_reach, asc_rank, run_ideal_rank,
