@@ -221,14 +221,18 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
 
 
 def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],
-             rel_level: float) -> str:
-    """GAUC and global AUC are whole-log values: one macro call per (run, segment) slice of a log
-    built from the run and qrels (an unjudged impression is a negative; only judged queries count)."""
-    log_view = fresh_name("log")
-    con.execute(
-        f"CREATE TEMP VIEW {log_view} AS SELECT r.query_id, r.doc_id, r.score, coalesce(q.relevance, 0) AS label "
-        f"FROM {plan.run_view} r LEFT JOIN {plan.qrels_view} q ON q.query_id = r.query_id AND q.doc_id = r.doc_id "
-        f"WHERE r.query_id IN (SELECT query_id FROM {plan.qrels_view})").fetchall()
+             rel_level: float, log: Source | None) -> str:
+    """GAUC and global AUC are whole-log values: one macro call per (run, segment) slice of a log.
+    A log given as such is read as it is; otherwise the log is built from the run and qrels (an
+    unjudged impression is a negative; only judged queries count)."""
+    if log is not None and not plan.keyed:
+        log_view = log.view
+    else:
+        log_view = fresh_name("log")
+        con.execute(
+            f"CREATE TEMP VIEW {log_view} AS SELECT r.query_id, r.doc_id, r.score, coalesce(q.relevance, 0) AS label "
+            f"FROM {plan.run_view} r LEFT JOIN {plan.qrels_view} q ON q.query_id = r.query_id AND q.doc_id = r.doc_id "
+            f"WHERE r.query_id IN (SELECT query_id FROM {plan.qrels_view})").fetchall()
     key_columns = plan.key_columns()
     if plan.keyed:
         expressions = ", ".join(expression for _, expression in key_columns)
@@ -365,7 +369,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             selects.append(_per_query_sql(plan, parsed, conventions))
         log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
         if log_measures:
-            selects.append(_log_sql(con, plan, log_measures, rel_level))
+            selects.append(_log_sql(con, plan, log_measures, rel_level, source if log is not None else None))
         runs_sql = ", ".join(f"({i}, {literal(n)})" for i, n in enumerate(plan.runs))
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
         measures_sql = ", ".join(f"({i}, {literal(m.spelling)}, {sql_literal(m.metric.per_query)})"
