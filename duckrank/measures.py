@@ -18,9 +18,6 @@ from typing import Any
 from duckrank._sql import literal
 from duckrank.errors import MeasureError
 
-# Options that change the ranked relation itself (so measures differing in them need their own pass).
-RELATION_OPTIONS = ("rel_level", "gain", "gain_map", "g_max")
-
 
 @dataclass(frozen=True)
 class Metric:
