@@ -19,6 +19,14 @@ from duckrank import _output as output
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 INPUT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
 
+# The conventions' values, named in --help; the SQL library decides what is valid (a test checks
+# that these lists are exactly what it accepts).
+TIES = ("trec", "input", "average", "pessimistic", "optimistic")
+GAINS = ("linear", "exp", "raw")
+EMPTY = ("zero", "skip", "nan")
+UNJUDGED = ("nonrelevant", "skip", "mean", "median")
+DUPLICATES = ("error", "max")
+
 
 class Problems:
     """Bad option values, collected so a single usage error reports all of them."""
@@ -158,6 +166,31 @@ def _is_duckdb_error(error: BaseException) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # shared options
+
+
+def convention_options(function: Callable) -> Callable:
+    """--ties, --gain, --empty, --unjudged, --duplicates: the same on every command that scores."""
+    for option, metavar, text in reversed([
+        ("--ties", "RULE", f"Tie rule: {', '.join(TIES)} (default trec: doc_id descending)."),
+        ("--gain", "GAIN", f"Gain of a grade for nDCG/DCG/CG: {', '.join(GAINS)} (default linear, trec_eval; "
+                           "exp = 2^g-1; raw lets negative grades penalise). A per-grade map is a measure: "
+                           "-m ndcg.1=3,2=9."),
+        ("--empty", "POLICY", f"Queries with no relevant docs: {', '.join(EMPTY)} (default zero)."),
+        ("--unjudged", "POLICY", f"Unjudged retrieved docs: {', '.join(UNJUDGED)} (default nonrelevant)."),
+        ("--duplicates", "POLICY", f"A doc twice in a query: {', '.join(DUPLICATES)} (default error)."),
+    ]):
+        function = click.option(option, metavar=metavar, help=text)(function)
+    return function
+
+
+def column_options(function: Callable) -> Callable:
+    """--query-col, --doc-col, --score-col, --relevance-col: the same on every command that reads."""
+    for option, default, what in reversed([("--query-col", "query_id", "the query id"),
+                                           ("--doc-col", "doc_id", "the document id"),
+                                           ("--score-col", "score", "the run's score"),
+                                           ("--relevance-col", "relevance", "the qrels grade")]):
+        function = click.option(option, metavar="COL", help=f"Column holding {what} (default {default}).")(function)
+    return function
 
 
 def output_options(function: Callable) -> Callable:

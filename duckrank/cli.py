@@ -31,19 +31,14 @@ from duckrank._cli_common import (
     check_engine,
     check_output,
     clean_message,
+    column_options,
+    convention_options,
     engine_options,
     handle_errors,
     output_options,
     pick_format,
 )
 
-# The conventions' accepted values (validated again by the SQL; listed here for --help and so
-# that every bad option is reported in one message before any data is read).
-TIES = ("trec", "input", "average", "pessimistic", "optimistic")
-GAINS = ("linear", "exp", "raw")
-EMPTY = ("zero", "skip", "nan")
-UNJUDGED = ("nonrelevant", "skip", "mean", "median")
-DUPLICATES = ("error", "max")
 CONVERT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
 KINDS = ("run", "qrels")
 
@@ -176,20 +171,8 @@ def main() -> None:
 @click.option("-n", "no_summary", is_flag=True, help="No summary rows (trec_eval -n); use with -q.")
 @click.option("-J", "judged_only", is_flag=True,
               help="Judged docs only: drop unjudged docs before ranking (trec_eval -J; --unjudged skip).")
-@click.option("--ties", metavar="RULE", help=f"Tie rule: {', '.join(TIES)} (default trec: doc_id descending).")
-@click.option("--gain", metavar="GAIN",
-              help="Gain of a grade for nDCG/DCG/CG: linear (default, trec_eval), exp (2^g-1), raw "
-                   "(negative grades penalise). A per-grade map is a measure: -m ndcg.1=3,2=9.")
-@click.option("--empty", metavar="POLICY",
-              help=f"Queries with no relevant docs: {', '.join(EMPTY)} (default zero).")
-@click.option("--unjudged", metavar="POLICY",
-              help=f"Unjudged retrieved docs: {', '.join(UNJUDGED)} (default nonrelevant).")
-@click.option("--duplicates", metavar="POLICY",
-              help=f"A doc twice in a query: {', '.join(DUPLICATES)} (default error).")
-@click.option("--query-col", metavar="COL", help="Column holding the query id (default query_id).")
-@click.option("--doc-col", metavar="COL", help="Column holding the document id (default doc_id).")
-@click.option("--score-col", metavar="COL", help="Column holding the run's score (default score).")
-@click.option("--relevance-col", metavar="COL", help="Column holding the qrels grade (default relevance).")
+@convention_options
+@column_options
 @click.option("--log", "log", metavar="FILE",
               help="Score one impression log (query, doc, score and label on each row) instead of QRELS RUN.")
 @click.option("--label", metavar="COL", help="With --log: the column holding the judgment (e.g. clicked).")

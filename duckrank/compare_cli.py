@@ -23,6 +23,8 @@ from duckrank._cli_common import (
     binary_target,
     check_output,
     clean_message,
+    column_options,
+    convention_options,
     handle_errors,
     pick_format,
 )
@@ -58,16 +60,8 @@ TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"
               help="Compare per value of COL, a column of the runs such as country or device; repeatable.")
 @click.option("-l", "rel_level", metavar="N", help="Relevance level: grade >= N is relevant (default 1).")
 @click.option("-M", "max_rank", metavar="N", help="Score only the top N of each query (trec_eval -M).")
-@click.option("--ties", metavar="RULE", help="Tie rule: trec (default), input, average, pessimistic, optimistic.")
-@click.option("--gain", metavar="GAIN", help="Gain of a grade: linear (default), exp, raw.")
-@click.option("--empty", metavar="POLICY", help="Queries with no relevant docs: zero (default), skip.")
-@click.option("--unjudged", metavar="POLICY",
-              help="Unjudged retrieved docs: nonrelevant (default), skip, mean, median.")
-@click.option("--duplicates", metavar="POLICY", help="A doc twice in a query: error (default), max.")
-@click.option("--query-col", metavar="COL", help="Column holding the query id (default query_id).")
-@click.option("--doc-col", metavar="COL", help="Column holding the document id (default doc_id).")
-@click.option("--score-col", metavar="COL", help="Column holding the run's score (default score).")
-@click.option("--relevance-col", metavar="COL", help="Column holding the qrels grade (default relevance).")
+@convention_options
+@column_options
 @click.option("--run-format", metavar="FORMAT",
               help=f"Read runs as {', '.join(INPUT_FORMATS)} instead of detecting it.")
 @click.option("--qrels-format", metavar="FORMAT",

@@ -867,7 +867,7 @@ def test_help_is_fast_and_lazy():
 def test_the_help_lists_exactly_the_values_the_sql_accepts():
     """The CLI names the convention values in its help; the SQL library decides what is valid."""
     import duckrank
-    from duckrank import cli
+    from duckrank import _cli_common as cli
     con = duckrank.connect()
     listed = {"ties": cli.TIES, "unjudged": cli.UNJUDGED, "duplicates": cli.DUPLICATES}
     for name, values in listed.items():
