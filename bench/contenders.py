@@ -150,7 +150,7 @@ def floor_command(qrels_path: str, run_path: str, threads: int | None = None,
         con.execute(f"SET threads = {int(threads)}").fetchall()
     if memory_limit:
         con.execute("SET memory_limit = ?", [memory_limit]).fetchall()
-    phases.mark("import")
+    phases.mark("connect")
     rows, checksum = con.execute(FLOOR_SQL, [run_path, qrels_path]).fetchall()[0]
     phases.mark("query")
     emit({"judged_retrieved": rows, "checksum": checksum}, phases)

@@ -1,4 +1,5 @@
-"""A what-if for the profile: the benchmark's twelve trec_eval measures in one lean DuckDB query.
+"""What-ifs for the profile: the benchmark's twelve trec_eval measures in one lean DuckDB query,
+and GAUC in one window pass.
 
 Not part of duckrank. It exists to measure how close to the floor a query can get that computes
 the same numbers (checked against duckrank's and pytrec_eval's), and so which restructuring of
@@ -26,8 +27,8 @@ from __future__ import annotations
 
 LEAN_SQL = """
 WITH
-run AS (SELECT query_id, doc_id, CAST(score AS DOUBLE) AS score FROM read_parquet($run)),
-qrels AS (SELECT query_id, doc_id, CAST(relevance AS DOUBLE) AS grade FROM read_parquet($qrels)),
+run AS NOT MATERIALIZED (SELECT query_id, doc_id, CAST(score AS DOUBLE) AS score FROM read_parquet($run)),
+qrels AS NOT MATERIALIZED (SELECT query_id, doc_id, CAST(relevance AS DOUBLE) AS grade FROM read_parquet($qrels)),
 -- the floor: one ranking pass over the run
 ranked AS (
     SELECT query_id, doc_id,
@@ -121,6 +122,24 @@ FROM per_query
 """
 
 
+# GAUC with one sort: per user, the rank-sum AUC needs each impression's average rank among the
+# user's scores; rank() and the tie group's size share one window (same partition and order), so
+# there is no GROUP BY (user, score) of the whole log and no second window over it.
+GAUC_SQL = """
+WITH ranked AS (
+    SELECT user_id, click >= 1 AS positive,
+           rank() OVER w + (count(*) OVER (w RANGE BETWEEN CURRENT ROW AND CURRENT ROW) - 1) / 2.0 AS average_rank
+    FROM read_parquet($log)
+    WINDOW w AS (PARTITION BY user_id ORDER BY score)),
+per_user AS (
+    SELECT count(*) AS n, count(*) FILTER (WHERE positive) AS p,
+           sum(average_rank) FILTER (WHERE positive) AS rank_sum
+    FROM ranked GROUP BY user_id)
+SELECT sum(n * (rank_sum - p * (p + 1) / 2.0) / (p * (n - p))) / sum(n) AS "GAUC"
+FROM per_user WHERE p > 0 AND p < n
+"""
+
+
 def lean_values(con, qrels: str, run: str) -> dict[str, float]:
     cursor = con.execute(LEAN_SQL, {"run": run, "qrels": qrels})
     row = cursor.fetchall()[0]
@@ -128,7 +147,7 @@ def lean_values(con, qrels: str, run: str) -> dict[str, float]:
     return {name: float(value) for name, value in zip(names[1:], row[1:])}
 
 
-if __name__ == "__main__":  # python bench/lean.py QRELS RUN
+if __name__ == "__main__":  # python bench/lean.py QRELS RUN  |  python bench/lean.py --gauc LOG
     import json
     import sys
     import time
@@ -136,5 +155,8 @@ if __name__ == "__main__":  # python bench/lean.py QRELS RUN
     import duckdb
 
     started = time.perf_counter()
-    values = lean_values(duckdb.connect(), sys.argv[1], sys.argv[2])
+    if sys.argv[1] == "--gauc":
+        values = {"GAUC": duckdb.connect().execute(GAUC_SQL, {"log": sys.argv[2]}).fetchall()[0][0]}
+    else:
+        values = lean_values(duckdb.connect(), sys.argv[1], sys.argv[2])
     print(json.dumps({"values": values, "phases": {"query": round(time.perf_counter() - started, 4)}}))

@@ -22,9 +22,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from contenders import DUCKRANK_MEASURES, FLOOR_SQL  # noqa: E402
-
-import generate  # noqa: E402
+import generate
+from contenders import DUCKRANK_MEASURES, FLOOR_SQL
 
 
 class RecordingConnection:

@@ -29,8 +29,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import generate  # noqa: E402
-from contenders import DUCKRANK_MEASURES  # noqa: E402
+import generate
+from contenders import DUCKRANK_MEASURES
 
 PYTHON = sys.executable
 DUCKRANK = shutil.which("duckrank", path=str(Path(PYTHON).parent)) or shutil.which("duckrank") or "duckrank"
@@ -155,7 +155,7 @@ def floor_command(qrels: Path, run: Path, args) -> list[str]:
 
 
 RANKING_CONTENDERS = ["duckrank", "pytrec_eval", "ranx_cold", "ranx_warm", "floor", "duckrank_twice", "lean"]
-LOG_CONTENDERS = ["duckrank_auc", "duckrank_gauc", "duckrank_auc_gauc", "sklearn_auc", "numpy_gauc"]
+LOG_CONTENDERS = ["duckrank_auc", "duckrank_gauc", "duckrank_auc_gauc", "sklearn_auc", "numpy_gauc", "lean_gauc"]
 DESCRIPTIONS = {
     "duckrank": "duckrank CLI, end to end (`duckrank eval ... --format json`)",
     "pytrec_eval": "pytrec_eval-terrier, end to end (pyarrow read, dicts, evaluate)",
@@ -170,6 +170,7 @@ DESCRIPTIONS = {
     "duckrank_auc_gauc": "duckrank CLI `-m AUC_global -m GAUC`, end to end",
     "sklearn_auc": "scikit-learn roc_auc_score, end to end (pyarrow read + score)",
     "numpy_gauc": "numpy rank sums: GAUC + global AUC oracle (pyarrow read)",
+    "lean_gauc": "what-if: GAUC in one DuckDB window pass (bench/lean.py --gauc; not duckrank)",
 }
 
 
@@ -198,6 +199,8 @@ def log_command(name: str, folder: Path, args) -> tuple[list[str], dict]:
         return duckrank_log(log, ["GAUC"], args), {}
     if name == "duckrank_auc_gauc":
         return duckrank_log(log, ["AUC_global", "GAUC"], args), {}
+    if name == "lean_gauc":
+        return [PYTHON, str(HERE / "lean.py"), "--gauc", str(log)], {}
     return [PYTHON, CONTENDERS_PY, name, str(log)], {}
 
 
@@ -267,7 +270,9 @@ def markdown_table(results: dict, base: str) -> str:
             continue
         wall_ratio = r["wall_s"] / base_result["wall_s"] if base_result.get("exit") == 0 else None
         rss_ratio = r["peak_rss_mb"] / base_result["peak_rss_mb"] if base_result.get("exit") == 0 else None
-        phases = ", ".join(f"{k} {v:.2f}" for k, v in r.get("phases", {}).items())
+        # "startup": from the script's start to its libraries imported (pyarrow, pytrec_eval, ranx, ...)
+        phases = ", ".join(f"{'imports' if k == 'startup' else k} {v:.2f}" for k, v in r.get("phases", {}).items()
+                           if v >= 0.005 or k not in ("import", "startup"))
         rows.append(f"| {name} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {r['peak_rss_mb']:.0f} | "
                     f"{fmt_ratio(wall_ratio)} | {fmt_ratio(rss_ratio)} | {phases} |")
     return "\n".join(rows)
@@ -375,13 +380,13 @@ def code_state() -> dict:
 def machine() -> dict:
     info = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                info["cpu"] = line.split(":", 1)[1].strip()
-                break
-        for line in open("/proc/meminfo"):
-            if line.startswith("MemTotal"):
-                info["ram_gb"] = round(int(line.split()[1]) / 1024 ** 2, 1)
+        with open("/proc/cpuinfo") as cpuinfo:
+            info["cpu"] = next((line.split(":", 1)[1].strip() for line in cpuinfo
+                                if line.startswith("model name")), "?")
+        with open("/proc/meminfo") as meminfo:
+            total = next((line for line in meminfo if line.startswith("MemTotal")), None)
+            if total:
+                info["ram_gb"] = round(int(total.split()[1]) / 1024 ** 2, 1)
     except OSError:
         pass
     versions = {}
@@ -493,12 +498,13 @@ def report(everything: dict) -> None:
         entry = everything.get(workload)
         if not entry:
             continue
-        codes = sorted({json.dumps(r.get("code", {}), sort_keys=True) for r in entry["contenders"].values()})
+        codes = sorted({json.dumps(r["code"], sort_keys=True) for r in entry["contenders"].values()
+                        if r.get("code") and r["name"].startswith(("duckrank", "floor", "lean"))})
+        times = [r["when"] for r in entry["contenders"].values() if r.get("when")]
         options = {k: v for k, v in entry.get("options", {}).items() if v}
         print(f"\n## {workload}" + (f" ({', '.join(f'{k}={v}' for k, v in options.items())})" if options else "") + "\n")
-        print(f"measured {min(r.get('when', '?') for r in entry['contenders'].values())} .. "
-              f"{max(r.get('when', '?') for r in entry['contenders'].values())}; duckrank code "
-              + "; ".join(codes) + "\n")
+        print(f"measured {min(times, default='?')} .. {max(times, default='?')}; duckrank code "
+              + ("; ".join(codes) or "?") + "\n")
         summarize(workload, entry, everything)
         latency = entry.get("help_latency")
         if latency:
