@@ -188,13 +188,14 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
     return plan
 
 
-def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any]) -> str:
+def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any], judged_only: bool) -> str:
     rel_level, gain, gain_map, g_max = key
     args = [f"rel_level := {sql_literal(rel_level)}", f"ties := {sql_literal(conventions['ties'])}",
             f"max_rank := {sql_literal(conventions['max_rank'])}",
             f"complete := {sql_literal(bool(conventions['complete']))}",
             f"unjudged := {sql_literal(conventions['unjudged'])}", f"gain := {sql_literal(gain)}",
-            f"g_max := {sql_literal(g_max)}", f"duplicates := {sql_literal(conventions['duplicates'])}"]
+            f"g_max := {sql_literal(g_max)}", f"duplicates := {sql_literal(conventions['duplicates'])}",
+            f"judged_only := {sql_literal(judged_only)}"]
     if gain_map:
         args.append(f"gain_map := {sql_literal(dict(gain_map))}")
     return f"duckrank.ranked({literal(plan.qrels_view)}, {literal(plan.run_view)}, {', '.join(args)})"
@@ -212,8 +213,9 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
     ctes, selects = [], []
     for group, (key, indexes) in enumerate(groups.items()):
         columns = ", ".join(f"{measures[i].aggregate_sql()} AS m{i}" for i in indexes)
+        judged_only = all(measures[i].metric.judged_only for i in indexes)
         ctes.append(f"g{group} AS (SELECT query_id, max(num_rel) AS num_rel, {columns} "
-                    f"FROM {_ranked_call(plan, key, conventions)} GROUP BY query_id)")
+                    f"FROM {_ranked_call(plan, key, conventions, judged_only)} GROUP BY query_id)")
         selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
                        f"CAST(duckrank.empty_policy(m{i}, num_rel, {empty}) AS DOUBLE) AS value FROM g{group}"
                        for i in indexes)

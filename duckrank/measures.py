@@ -29,14 +29,15 @@ class Metric:
     summary: str = "mean"  # mean | sum | gmean | count | log (a whole-log value, no per-query rows)
     cutoff: str | None = "k"  # the option an @N suffix sets
     per_query: bool = True  # whether per-query rows are reported (trec_eval hides num_q, gm_map)
+    judged_only: bool = True  # reads only judged docs, so duckrank.ranked may leave the others out
 
 
 # The option defaults here are the SQL macros' defaults; the SQL validates every value.
 METRICS: dict[str, Metric] = {m.name: m for m in [
-    Metric("precision", "duckrank.precision_agg(is_ideal, rank, tied_rel, {k})", {"k": None}),
-    Metric("recall", "duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, {k}, cap := {cap})",
+    Metric("precision", "duckrank.precision_agg(is_ideal, rank, tied_rel, num_ret, {k})", {"k": None}),
+    Metric("recall", "duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, num_ret, {k}, cap := {cap})",
            {"k": None, "cap": False}),
-    Metric("f_measure", "duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, {k}, beta := {beta})",
+    Metric("f_measure", "duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, num_ret, {k}, beta := {beta})",
            {"k": None, "beta": 1.0}),
     Metric("hit_rate", "duckrank.hit_rate_agg(is_ideal, rank, tied_rel, tie_rule, {k})", {"k": None}),
     Metric("reciprocal_rank", "duckrank.reciprocal_rank_agg(is_ideal, rank, doc_rel, tie_rule, {k})", {"k": None}),
@@ -54,21 +55,23 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
            "duckrank.eleven_point_average_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule)", cutoff=None),
     Metric("cg", "duckrank.cg_agg(is_ideal, rank, tied_gain, {k})", {"k": None, "gain": "linear", "gain_map": None}),
     Metric("dcg", "duckrank.dcg_agg(is_ideal, rank, tied_gain, {k})", {"k": None, "gain": "linear", "gain_map": None}),
-    Metric("idcg", "duckrank.idcg_agg(is_ideal, rank, doc_gain, run_ideal_rank, {k}, ideal := {ideal})",
+    Metric("idcg", "duckrank.idcg_agg(is_ideal, rank, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, {k}, "
+           "ideal := {ideal})",
            {"k": None, "gain": "linear", "gain_map": None, "ideal": "qrels"}),
-    Metric("ndcg", "duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, run_ideal_rank, {k}, ideal := {ideal})",
+    Metric("ndcg", "duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, {k}, "
+           "ideal := {ideal})",
            {"k": None, "gain": "linear", "gain_map": None, "ideal": "qrels"}),
     Metric("err", "duckrank.err_agg(is_ideal, rank, err_stop, err_reach, tie_rule, {k})", {"k": None, "g_max": None}),
     Metric("rbp", "duckrank.rbp_agg(is_ideal, rank, tied_rel, {k}, p := {p})", {"k": None, "p": 0.8}),
-    Metric("rbp_residual", "duckrank.rbp_residual_agg(is_ideal, rank, is_unjudged, {k}, p := {p})",
+    Metric("rbp_residual", "duckrank.rbp_residual_agg(is_ideal, rank, is_unjudged, num_ret, {k}, p := {p})",
            {"k": None, "p": 0.8}),
-    Metric("auc", "duckrank.auc_agg(is_ideal, doc_rel, asc_rank)", cutoff=None),
+    Metric("auc", "duckrank.auc_agg(is_ideal, doc_rel, asc_rank)", cutoff=None, judged_only=False),
     Metric("gauc", "", {"weight": "impressions"}, summary="log", cutoff=None),
     Metric("global_auc", "", summary="log", cutoff=None),
     Metric("mae", "duckrank.mae_agg(is_ideal, score, judged_grade)", cutoff=None),
     Metric("rmse", "duckrank.rmse_agg(is_ideal, score, judged_grade)", cutoff=None),
     Metric("num_q", "1", summary="count", cutoff=None, per_query=False),
-    Metric("num_ret", "duckrank.retrieved_agg(is_ideal)", summary="sum", cutoff=None),
+    Metric("num_ret", "duckrank.retrieved_agg(num_ret)", summary="sum", cutoff=None),
     Metric("num_rel", "max(num_rel)", summary="sum", cutoff=None),
     Metric("num_rel_ret", "duckrank.hits_agg(is_ideal, rank, doc_rel, NULL)", summary="sum", cutoff=None),
     Metric("num_nonrel_judged_ret", "count(*) FILTER (WHERE NOT is_ideal AND judged_nonrel = 1)",

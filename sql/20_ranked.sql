@@ -1,17 +1,24 @@
 -- The ranked-and-judged relation: the one building block every ranking metric aggregates over.
 --
 -- One row per retrieved document (is_ideal = false), ranked per query by score descending with
--- the tie rule `ties`, joined to its judgment; plus one row per judged document of the ideal
--- ranking (is_ideal = true, ranked by gain descending) so that IDCG and the queries a run
--- missed live in the same relation. Each metric is then a single aggregate over this relation
--- grouped by query_id, so any number of metrics share one sort of the run.
+-- the tie rule `ties`, joined to its judgment; plus the ideal ranking (is_ideal = true) as one
+-- row per (query, grade) block, so that IDCG and the queries a run missed live in the same
+-- relation. Each metric is then a single aggregate over this relation grouped by query_id, so
+-- any number of metrics share one sort of the run.
+--
+-- judged_only := true lets the relation leave out the retrieved docs that are not in the qrels
+-- (they add nothing to any metric but AUC: no relevance, no gain, no judged non-relevant doc
+-- above anything). With ties 'trec' or 'input' and unjudged 'nonrelevant' the run is then ranked
+-- on ids and score alone, and only the judged rows are joined, counted and aggregated: the
+-- difference between a window over every retrieved doc and one over the judged ones.
 --
 -- Inputs: qrels(query_id, doc_id, relevance), run(query_id, doc_id, score); table or view names,
 -- or file paths (query_table). Which queries appear: those in both (trec_eval); with
 -- complete := true every qrels query (trec_eval -c). Queries only in the run are never scored.
 --
 -- Columns:
---   query_id, doc_id, score, is_ideal, rank (1-based)
+--   query_id, doc_id, score, is_ideal
+--   rank          1-based rank; on an ideal row the first rank of its block
 --   judged_grade  the qrels grade, NULL if the doc is not in the qrels
 --   grade         judged_grade, or the imputed grade under unjudged := mean|median
 --   doc_rel       1 if grade >= rel_level (and grade >= 0), else 0
@@ -23,15 +30,33 @@
 --   is_unjudged   not in the qrels, or a negative ("pooled, unjudged") grade
 --   err_stop      ERR's stopping probability (2^g - 1) / 2^g_max
 --   err_reach     probability the user reaches this rank: prod_{i<rank} (1 - err_stop_i)
---   asc_rank      ascending rank of the score within the query, ties averaged (AUC)
+--   asc_rank      ascending rank of the score within the query, ties averaged (AUC; NULL when
+--                 the relation is judged_only, which cannot rank among the unjudged)
 --   run_ideal_rank rank of the doc when the run's own docs are sorted by gain (ideal := 'run')
+--   ideal_docs    ideal rows: the docs in the block (all of one grade)
+--   ideal_discount ideal rows: sum of 1/log2(i + 1) over the block's ranks (0 for a gain <= 0)
+--   num_ret       documents the query retrieved (up to max_rank; after unjudged := 'skip')
 --   num_rel       R, relevant docs of the query in the qrels
 --   num_nonrel    judged non-relevant docs of the query in the qrels (bpref's N)
 --   tie_rule      the ties option, so non-linear metrics can refuse 'average'
+
+-- sum_{i=first..last} 1 / log2(i + 1): the DCG discount of a run of ranks (0 when last < first).
+CREATE OR REPLACE MACRO duckrank.discount_sum(first_rank, last_rank) AS
+    coalesce(list_sum(list_transform(range(CAST(first_rank AS BIGINT), CAST(last_rank AS BIGINT) + 1),
+                                     lambda i: 1.0 / log2(i + 1))), 0.0);
+COMMENT ON MACRO duckrank.discount_sum IS 'sum of the DCG discounts 1/log2(i+1) for ranks first..last';
+
+-- Whether duckrank.ranked may rank the run before judging it and keep only the judged rows: the
+-- tie rule needs no grade and an unjudged doc is simply not relevant. Constant per call, so the
+-- planner drops the path not taken.
+CREATE OR REPLACE MACRO duckrank.ranks_before_judging(judged_only, ties, unjudged) AS
+    judged_only AND ties IN ('trec', 'input') AND unjudged = 'nonrelevant';
+COMMENT ON MACRO duckrank.ranks_before_judging IS 'true when duckrank.ranked can rank ids and scores first and join the judgments after';
+
 CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, unjudged := 'nonrelevant', gain := 'linear',
         gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), g_max := NULL,
-        duplicates := 'error') AS TABLE
+        duplicates := 'error', judged_only := false) AS TABLE
 WITH
 -- NOT MATERIALIZED: the run is read by the checks and by the ranking; re-reading a scan is far
 -- cheaper than buffering every row of a large run.
@@ -123,27 +148,84 @@ judgments AS NOT MATERIALIZED (  -- inlined: by default just the qrels, no copy 
     UNION ALL
     SELECT query_id, doc_id, grade, true AS imputed FROM imputed WHERE grade IS NOT NULL
 ),
-query_stats AS (
-    SELECT query_id,
-           CAST(sum(duckrank.relevant(grade, rel_level)) AS BIGINT) AS num_rel,
-           CAST(sum(duckrank.judged_nonrelevant(grade, rel_level)) AS BIGINT) AS num_nonrel
+-- The ideal ranking as blocks: the docs of one grade share a run of ranks, best gain first. IDCG
+-- is then a sum over a few blocks per query instead of a sort of every judgment.
+grade_blocks AS (
+    SELECT query_id, grade, duckrank.gain_of(grade, gain := gain, gain_map := gain_map) AS block_gain,
+           count(*) AS docs
     FROM judgments
-    GROUP BY query_id
+    GROUP BY query_id, grade
+),
+ideal_blocks AS (
+    SELECT query_id, grade, block_gain, docs,
+           sum(docs) OVER (PARTITION BY query_id ORDER BY block_gain DESC, grade DESC
+                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - docs + 1 AS first_rank
+    FROM grade_blocks
+),
+-- The queries the run retrieved and how many docs it ranked for each (up to max_rank). Under
+-- unjudged := 'skip' that excludes the skipped docs, but a query whose docs were all skipped
+-- still counts as retrieved (it scores 0).
+retrieved AS (
+    SELECT query_id, count(*) AS ranked_docs FROM run_unique WHERE unjudged <> 'skip' GROUP BY query_id
+    UNION ALL
+    SELECT r.query_id, count(q.grade) FILTER (WHERE q.grade >= 0)
+    FROM run_unique r LEFT JOIN judgments q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
+    WHERE unjudged = 'skip'
+    GROUP BY r.query_id
+),
+query_stats AS (
+    SELECT s.query_id, s.num_rel, s.num_nonrel,
+           least(coalesce(r.ranked_docs, 0), coalesce(max_rank, r.ranked_docs, 0)) AS num_ret
+    FROM (SELECT query_id,
+                 CAST(sum(docs * duckrank.relevant(grade, rel_level)) AS BIGINT) AS num_rel,
+                 CAST(sum(docs * duckrank.judged_nonrelevant(grade, rel_level)) AS BIGINT) AS num_nonrel
+          FROM grade_blocks GROUP BY query_id) s
+    LEFT JOIN retrieved r ON r.query_id = s.query_id
+    WHERE complete OR r.query_id IS NOT NULL
 ),
 -- ERR's default g_max: the largest grade in the qrels, at least 0 (qrels with only negative grades
 -- would otherwise give negative stopping probabilities).
 top_grade AS (
     SELECT coalesce(CAST(g_max AS DOUBLE), greatest(max(grade), 0)) AS g_max FROM qrels_docs
 ),
--- The window below sorts every retrieved row, so it carries only what it must (ids, score, grade);
--- everything else derives from the grade afterwards. A narrow sort is markedly cheaper.
+-- Path 1 (duckrank.ranks_before_judging): the floor's one sort of the run on ids and score, then
+-- an inner join keeps the judged docs, and the running sums run over those in rank order.
+run_ranks AS (
+    SELECT query_id, doc_id, score,
+           row_number() OVER (PARTITION BY query_id
+                              ORDER BY score DESC, CASE WHEN ties = 'input' THEN input_order END ASC,
+                                       doc_id DESC) AS rank
+    FROM run_unique
+    WHERE duckrank.ranks_before_judging(judged_only, ties, unjudged)
+),
+judged_ranks AS (
+    SELECT r.query_id, r.doc_id, r.score, r.rank, q.grade, q.imputed
+    FROM run_ranks r
+    JOIN judgments q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
+    WHERE max_rank IS NULL OR r.rank <= max_rank
+),
+ranked_judged AS (
+    SELECT query_id, doc_id, score, grade, imputed, rank,
+           CAST(sum(duckrank.relevant(grade, rel_level)) OVER by_rank AS DOUBLE) AS cum_rel,
+           CAST(sum(duckrank.judged_nonrelevant(grade, rel_level)) OVER by_rank
+                - duckrank.judged_nonrelevant(grade, rel_level) AS BIGINT) AS nonrel_above,
+           exp(sum(ln(1 - duckrank.err_stop(grade, (SELECT t.g_max FROM top_grade t)))) OVER by_rank
+               - ln(1 - duckrank.err_stop(grade, (SELECT t.g_max FROM top_grade t)))) AS err_reach,
+           CAST(NULL AS DOUBLE) AS tied_rel, CAST(NULL AS DOUBLE) AS tied_gain
+    FROM judged_ranks
+    WINDOW by_rank AS (PARTITION BY query_id ORDER BY rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+),
+-- Path 2 (every other convention): join first, since the tie rule or the policy for unjudged docs
+-- needs the grade of every retrieved doc, then rank. The window carries only what it must (ids,
+-- score, grade); everything else derives from the grade afterwards. A narrow sort is markedly cheaper.
 judged AS (
     SELECT r.query_id, r.doc_id, r.score, r.input_order, q.grade, q.imputed
     FROM run_unique r
     LEFT JOIN judgments q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
-    WHERE unjudged <> 'skip' OR q.grade >= 0
+    WHERE NOT duckrank.ranks_before_judging(judged_only, ties, unjudged)
+      AND (unjudged <> 'skip' OR q.grade >= 0)
 ),
-ranked_run AS (
+ranked_all AS (
     SELECT query_id, doc_id, score, grade, imputed,
            row_number() OVER by_rank AS rank,
            CAST(sum(duckrank.relevant(grade, rel_level))
@@ -174,6 +256,11 @@ ranked_run AS (
                  END ASC,
                  doc_id DESC)
 ),
+ranked_run AS (
+    SELECT * FROM ranked_judged
+    UNION ALL BY NAME
+    SELECT * FROM ranked_all WHERE max_rank IS NULL OR rank <= max_rank
+),
 run_rows_ranked AS (
     SELECT r.query_id, r.doc_id, r.score, false AS is_ideal, r.rank,
            CASE WHEN NOT r.imputed THEN r.grade END AS judged_grade, r.grade,
@@ -184,31 +271,33 @@ run_rows_ranked AS (
            r.cum_rel, duckrank.judged_nonrelevant(r.grade, rel_level) AS judged_nonrel, r.nonrel_above,
            r.grade IS NULL OR r.grade < 0 AS is_unjudged,  -- an imputed grade counts as a judgment
            duckrank.err_stop(r.grade, (SELECT t.g_max FROM top_grade t)) AS err_stop, r.err_reach,
-           rank() OVER (PARTITION BY r.query_id ORDER BY r.score ASC)
-               + (count(*) OVER (PARTITION BY r.query_id, r.score) - 1) / 2.0 AS asc_rank,
+           -- AUC ranks among every retrieved doc, which path 1 does not keep
+           CASE WHEN NOT duckrank.ranks_before_judging(judged_only, ties, unjudged)
+                THEN rank() OVER (PARTITION BY r.query_id ORDER BY r.score ASC)
+                     + (count(*) OVER (PARTITION BY r.query_id, r.score) - 1) / 2.0 END AS asc_rank,
+           -- only docs with a positive gain enter IDCG, and those are all judged: path 1 keeps them
            row_number() OVER (PARTITION BY r.query_id
                               ORDER BY duckrank.gain_of(r.grade, gain := gain, gain_map := gain_map) DESC,
                                        r.rank ASC) AS run_ideal_rank,
-           s.num_rel, s.num_nonrel
+           CAST(NULL AS BIGINT) AS ideal_docs, CAST(NULL AS DOUBLE) AS ideal_discount,
+           s.num_ret, s.num_rel, s.num_nonrel
     FROM ranked_run r
     JOIN query_stats s ON s.query_id = r.query_id
-    WHERE max_rank IS NULL OR r.rank <= max_rank
 ),
 ideal_rows AS (
-    SELECT q.query_id, q.doc_id, CAST(NULL AS DOUBLE) AS score, true AS is_ideal,
-           row_number() OVER (PARTITION BY q.query_id
-                              ORDER BY duckrank.gain_of(q.grade, gain := gain, gain_map := gain_map) DESC) AS rank,
-           CASE WHEN NOT q.imputed THEN q.grade END AS judged_grade, q.grade AS grade,
-           duckrank.relevant(q.grade, rel_level) AS doc_rel,
-           duckrank.gain_of(q.grade, gain := gain, gain_map := gain_map) AS doc_gain,
-           s.num_rel, s.num_nonrel
-    FROM judgments q
-    JOIN query_stats s ON s.query_id = q.query_id
-    WHERE complete OR q.query_id IN (SELECT DISTINCT query_id FROM run_rows)
+    SELECT b.query_id, NULL AS doc_id, CAST(NULL AS DOUBLE) AS score, true AS is_ideal,
+           b.first_rank AS rank, b.grade AS judged_grade, b.grade,
+           duckrank.relevant(b.grade, rel_level) AS doc_rel, b.block_gain AS doc_gain,
+           b.docs AS ideal_docs,
+           CASE WHEN b.block_gain > 0 THEN duckrank.discount_sum(b.first_rank, b.first_rank + b.docs - 1)
+                ELSE 0.0 END AS ideal_discount,
+           s.num_ret, s.num_rel, s.num_nonrel
+    FROM ideal_blocks b
+    JOIN query_stats s ON s.query_id = b.query_id
 )
 SELECT query_id, doc_id, score, is_ideal, rank, judged_grade, grade, doc_rel, doc_gain, tied_rel, tied_gain,
        cum_rel, judged_nonrel, nonrel_above, is_unjudged, err_stop, err_reach, asc_rank, run_ideal_rank,
-       num_rel, num_nonrel, ties AS tie_rule
+       ideal_docs, ideal_discount, num_ret, num_rel, num_nonrel, ties AS tie_rule
 FROM run_rows_ranked
 WHERE (SELECT count(fired) FROM guard) = 0
 UNION ALL
@@ -217,7 +306,7 @@ SELECT query_id, doc_id, score, is_ideal, rank, judged_grade, grade, doc_rel, do
        CAST(NULL AS DOUBLE) AS cum_rel, 0 AS judged_nonrel, CAST(NULL AS BIGINT) AS nonrel_above, false AS is_unjudged,
        CAST(NULL AS DOUBLE) AS err_stop, CAST(NULL AS DOUBLE) AS err_reach,
        CAST(NULL AS DOUBLE) AS asc_rank, CAST(NULL AS BIGINT) AS run_ideal_rank,
-       num_rel, num_nonrel, ties AS tie_rule
+       ideal_docs, ideal_discount, num_ret, num_rel, num_nonrel, ties AS tie_rule
 FROM ideal_rows
 WHERE (SELECT count(fired) FROM guard) = 0;
-COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked-and-judged relation every metric aggregates over: run rows ranked per query plus the ideal ranking (is_ideal)';
+COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked-and-judged relation every metric aggregates over: run rows ranked per query plus the ideal ranking as (query, grade) blocks (is_ideal)';

@@ -9,30 +9,30 @@ CREATE OR REPLACE MACRO duckrank.hits_agg(is_ideal, rank, tied_rel, k) AS
     coalesce(sum(CASE WHEN NOT is_ideal AND rank <= coalesce(k, rank) THEN tied_rel END), 0);
 COMMENT ON MACRO duckrank.hits_agg IS 'relevant documents retrieved at ranks <= k';
 
--- Documents retrieved, capped at max_rank already by duckrank.ranked.
-CREATE OR REPLACE MACRO duckrank.retrieved_agg(is_ideal) AS
-    count(*) FILTER (WHERE NOT is_ideal);
+-- Documents retrieved (duckrank.ranked's per-query num_ret, capped at max_rank).
+CREATE OR REPLACE MACRO duckrank.retrieved_agg(num_ret) AS
+    coalesce(max(num_ret), 0);
 COMMENT ON MACRO duckrank.retrieved_agg IS 'number of documents retrieved (num_ret)';
 
 -- P@k = hits@k / k; trec_eval divides by k even when fewer were retrieved. k NULL: set_P.
-CREATE OR REPLACE MACRO duckrank.precision_agg(is_ideal, rank, tied_rel, k) AS
+CREATE OR REPLACE MACRO duckrank.precision_agg(is_ideal, rank, tied_rel, num_ret, k) AS
     duckrank.ratio(duckrank.hits_agg(is_ideal, rank, tied_rel, k),
-                   coalesce(k, duckrank.retrieved_agg(is_ideal)));
+                   coalesce(k, duckrank.retrieved_agg(num_ret)));
 COMMENT ON MACRO duckrank.precision_agg IS 'P@k = sum_{i<=k} rel(i) / k (k NULL: relevant retrieved / retrieved, set_P)';
 
 -- R@k = hits@k / R; cap := true divides by min(R, k) (trec_eval relative_P). As for P, k NULL
 -- means k = the number retrieved, so cap then divides by min(R, retrieved) (set_relative_P).
-CREATE OR REPLACE MACRO duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, k, cap := false) AS
+CREATE OR REPLACE MACRO duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, num_ret, k, cap := false) AS
     duckrank.ratio(duckrank.hits_agg(is_ideal, rank, tied_rel, k),
-                   CASE WHEN cap THEN least(max(num_rel), coalesce(k, duckrank.retrieved_agg(is_ideal)))
+                   CASE WHEN cap THEN least(max(num_rel), coalesce(k, duckrank.retrieved_agg(num_ret)))
                         ELSE max(num_rel) END);
 COMMENT ON MACRO duckrank.recall_agg IS 'R@k = sum_{i<=k} rel(i) / R, 0 if R = 0; cap := true divides by min(R, k) (k NULL: min(R, retrieved), set_relative_P)';
 
 -- F_beta@k = (1 + b^2) P R / (b^2 P + R), 0 when P = R = 0. k NULL: trec_eval set_F.
 -- Written as (1 + b^2) hits / (b^2 R + k), which is the same number and linear in the hits.
-CREATE OR REPLACE MACRO duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, k, beta := 1.0) AS
+CREATE OR REPLACE MACRO duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, num_ret, k, beta := 1.0) AS
     duckrank.ratio((1 + beta * beta) * duckrank.hits_agg(is_ideal, rank, tied_rel, k),
-                   beta * beta * max(num_rel) + coalesce(k, duckrank.retrieved_agg(is_ideal)));
+                   beta * beta * max(num_rel) + coalesce(k, duckrank.retrieved_agg(num_ret)));
 COMMENT ON MACRO duckrank.f_measure_agg IS 'F_beta@k = (1+b^2) P R / (b^2 P + R); k NULL: set_F';
 
 -- hit@k (success@k): 1 if any relevant document is retrieved at ranks <= k.
@@ -57,8 +57,8 @@ CREATE OR REPLACE MACRO duckrank.precision(qrels, run, k := NULL, rel_level := 1
 WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty)) AS fired),
 per_query AS (
     SELECT query_id,
-           duckrank.empty_policy(duckrank.precision_agg(is_ideal, rank, tied_rel, k), max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+           duckrank.empty_policy(duckrank.precision_agg(is_ideal, rank, tied_rel, num_ret, k), max(num_rel), empty) AS value
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)
@@ -71,9 +71,9 @@ CREATE OR REPLACE MACRO duckrank.recall(qrels, run, k := NULL, cap := false, rel
 WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty)) AS fired),
 per_query AS (
     SELECT query_id,
-           duckrank.empty_policy(duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, k, cap := cap),
+           duckrank.empty_policy(duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, num_ret, k, cap := cap),
                                  max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)
@@ -86,9 +86,9 @@ CREATE OR REPLACE MACRO duckrank.f_measure(qrels, run, k := NULL, beta := 1.0, r
 WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty, beta := beta)) AS fired),
 per_query AS (
     SELECT query_id,
-           duckrank.empty_policy(duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, k, beta := beta),
+           duckrank.empty_policy(duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, num_ret, k, beta := beta),
                                  max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)
@@ -103,7 +103,7 @@ per_query AS (
     SELECT query_id,
            duckrank.empty_policy(duckrank.hit_rate_agg(is_ideal, rank, tied_rel, tie_rule, k),
                                  max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)
@@ -118,7 +118,7 @@ per_query AS (
     SELECT query_id,
            duckrank.empty_policy(duckrank.r_precision_agg(is_ideal, rank, tied_rel, num_rel, mult := mult),
                                  max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)
@@ -129,11 +129,11 @@ CREATE OR REPLACE MACRO duckrank.counts(qrels, run, rel_level := 1, max_rank := 
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 SELECT query_id,
        1 AS num_q,
-       duckrank.retrieved_agg(is_ideal) AS num_ret,
+       duckrank.retrieved_agg(num_ret) AS num_ret,
        max(num_rel) AS num_rel,
        CAST(duckrank.hits_agg(is_ideal, rank, doc_rel, NULL) AS BIGINT) AS num_rel_ret,
        count(*) FILTER (WHERE NOT is_ideal AND judged_nonrel = 1) AS num_nonrel_judged_ret
-FROM duckrank.ranked(qrels, run, rel_level := rel_level, max_rank := max_rank, complete := complete,
+FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, max_rank := max_rank, complete := complete,
                      unjudged := unjudged, duplicates := duplicates)
 GROUP BY query_id;
 COMMENT ON MACRO TABLE duckrank.counts IS 'trec_eval counters per query: num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret (sum them for the summary)';

@@ -75,7 +75,7 @@ per_query AS (
     SELECT query_id,
            duckrank.empty_policy(duckrank.reciprocal_rank_agg(is_ideal, rank, doc_rel, tie_rule, k),
                                  max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)
@@ -93,7 +93,7 @@ per_query AS (
                duckrank.average_precision_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule, k,
                                               denominator := denominator),
                max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)
@@ -108,7 +108,7 @@ per_query AS (
            duckrank.empty_policy(
                duckrank.bpref_agg(is_ideal, doc_rel, nonrel_above, num_rel, num_nonrel, tie_rule),
                max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)
@@ -124,7 +124,7 @@ per_query AS (
            duckrank.empty_policy(
                duckrank.interpolated_precision_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule, recall),
                max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)
@@ -140,7 +140,7 @@ per_query AS (
            duckrank.empty_policy(
                duckrank.eleven_point_average_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule),
                max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)

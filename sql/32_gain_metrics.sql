@@ -13,19 +13,24 @@ CREATE OR REPLACE MACRO duckrank.dcg_agg(is_ideal, rank, tied_gain, k) AS
 COMMENT ON MACRO duckrank.dcg_agg IS 'DCG@k = sum_{i<=k} g(i) / log2(i+1)';
 
 -- IDCG@k: the DCG@k of the best ordering. ideal := 'qrels' (default, trec_eval) orders every judged
--- doc of the query, retrieved or not; ideal := 'run' orders only the retrieved docs (scikit-learn).
--- Only positive gains enter the ideal: an ideal ranking never places a harmful doc.
-CREATE OR REPLACE MACRO duckrank.idcg_agg(is_ideal, rank, doc_gain, run_ideal_rank, k, ideal := 'qrels') AS
+-- doc of the query, retrieved or not: duckrank.ranked's ideal blocks, each counted whole when it
+-- ends within k and up to rank k when k cuts it. ideal := 'run' orders only the retrieved docs
+-- (scikit-learn). Only positive gains enter the ideal: an ideal ranking never places a harmful doc.
+CREATE OR REPLACE MACRO duckrank.idcg_agg(is_ideal, rank, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, k,
+        ideal := 'qrels') AS
     coalesce(sum(CASE WHEN ideal = 'run' AND NOT is_ideal AND run_ideal_rank <= coalesce(k, run_ideal_rank)
                           THEN greatest(doc_gain, 0) / log2(run_ideal_rank + 1)
-                      WHEN ideal = 'qrels' AND is_ideal AND rank <= coalesce(k, rank)
-                          THEN greatest(doc_gain, 0) / log2(rank + 1) END), 0.0);
+                      WHEN ideal = 'qrels' AND is_ideal AND doc_gain > 0 AND rank <= coalesce(k, rank)
+                          THEN doc_gain * CASE WHEN k IS NULL OR rank + ideal_docs - 1 <= k THEN ideal_discount
+                                               ELSE duckrank.discount_sum(rank, k) END END), 0.0);
 COMMENT ON MACRO duckrank.idcg_agg IS 'IDCG@k = DCG@k of the judged docs sorted by gain (ideal := run: of the retrieved docs)';
 
 -- nDCG@k = DCG@k / IDCG@k, 0 when IDCG = 0.
-CREATE OR REPLACE MACRO duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, run_ideal_rank, k, ideal := 'qrels') AS
+CREATE OR REPLACE MACRO duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, ideal_docs, ideal_discount,
+        run_ideal_rank, k, ideal := 'qrels') AS
     duckrank.ratio(duckrank.dcg_agg(is_ideal, rank, tied_gain, k),
-                   duckrank.idcg_agg(is_ideal, rank, doc_gain, run_ideal_rank, k, ideal := ideal));
+                   duckrank.idcg_agg(is_ideal, rank, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, k,
+                                     ideal := ideal));
 COMMENT ON MACRO duckrank.ndcg_agg IS 'nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0';
 
 -- ERR@k = sum_{r<=k} (1/r) R_r prod_{i<r} (1 - R_i), R_i = (2^g_i - 1) / 2^g_max; ranked carries
@@ -43,14 +48,15 @@ CREATE OR REPLACE MACRO duckrank.rbp_agg(is_ideal, rank, tied_rel, k, p := 0.8) 
 COMMENT ON MACRO duckrank.rbp_agg IS 'RBP(p)@k = (1-p) sum_{i<=k} rel(i) p^(i-1)';
 
 -- RBP's residual: the weight RBP could still gain, from unjudged docs in the evaluated depth d and
--- from the ranks beyond it: p^d + (1 - p) sum_{unjudged i<=d} p^(i-1). A query the run missed
--- (complete := true) scores 0 on every measure, the residual included, as in trec_eval -c.
-CREATE OR REPLACE MACRO duckrank.rbp_residual_agg(is_ideal, rank, is_unjudged, k, p := 0.8) AS
-    CASE WHEN duckrank.retrieved_agg(is_ideal) = 0 THEN 0.0 ELSE
-    power(p, least(duckrank.retrieved_agg(is_ideal), coalesce(k, duckrank.retrieved_agg(is_ideal))))
-    + (1 - p) * coalesce(sum(CASE WHEN NOT is_ideal AND is_unjudged AND rank <= coalesce(k, rank)
-                                  THEN power(p, rank - 1) END), 0.0) END;
-COMMENT ON MACRO duckrank.rbp_residual_agg IS 'RBP residual = p^d + (1-p) sum_{unjudged i<=d} p^(i-1)';
+-- from the ranks beyond it: p^d + (1 - p) sum_{unjudged i<=d} p^(i-1). The weights of ranks 1..d
+-- and beyond sum to 1, so that is 1 - (1 - p) sum_{judged i<=d} p^(i-1), which reads the judged
+-- docs only. A query the run missed (complete := true) scores 0 on every measure, the residual
+-- included, as in trec_eval -c.
+CREATE OR REPLACE MACRO duckrank.rbp_residual_agg(is_ideal, rank, is_unjudged, num_ret, k, p := 0.8) AS
+    CASE WHEN duckrank.retrieved_agg(num_ret) = 0 THEN 0.0 ELSE
+    1 - (1 - p) * coalesce(sum(CASE WHEN NOT is_ideal AND NOT is_unjudged AND rank <= coalesce(k, rank)
+                                    THEN power(p, rank - 1) END), 0.0) END;
+COMMENT ON MACRO duckrank.rbp_residual_agg IS 'RBP residual = p^d + (1-p) sum_{unjudged i<=d} p^(i-1) = 1 - (1-p) sum_{judged i<=d} p^(i-1)';
 
 CREATE OR REPLACE MACRO duckrank.cg(qrels, run, k := NULL, gain := 'linear',
         gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1, ties := 'trec',
@@ -60,7 +66,7 @@ WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, e
 per_query AS (
     SELECT query_id,
            duckrank.empty_policy(duckrank.cg_agg(is_ideal, rank, tied_gain, k), max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, gain := gain, gain_map := gain_map,
                          duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
@@ -76,7 +82,7 @@ WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, e
 per_query AS (
     SELECT query_id,
            duckrank.empty_policy(duckrank.dcg_agg(is_ideal, rank, tied_gain, k), max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, gain := gain, gain_map := gain_map,
                          duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
@@ -92,9 +98,9 @@ WITH guard AS (SELECT duckrank.raise_problems(
                    duckrank.option_problems(k := k, empty := empty, gain := gain, ideal := ideal)) AS fired),
 per_query AS (
     SELECT query_id,
-           duckrank.empty_policy(duckrank.idcg_agg(is_ideal, rank, doc_gain, run_ideal_rank, k, ideal := ideal),
+           duckrank.empty_policy(duckrank.idcg_agg(is_ideal, rank, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, k, ideal := ideal),
                                  max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, gain := gain, gain_map := gain_map,
                          duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
@@ -111,9 +117,10 @@ WITH guard AS (SELECT duckrank.raise_problems(
 per_query AS (
     SELECT query_id,
            duckrank.empty_policy(
-               duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, run_ideal_rank, k, ideal := ideal),
+               duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, k,
+                                 ideal := ideal),
                max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, gain := gain, gain_map := gain_map,
                          duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
@@ -129,7 +136,7 @@ per_query AS (
     SELECT query_id,
            duckrank.empty_policy(duckrank.err_agg(is_ideal, rank, err_stop, err_reach, tie_rule, k),
                                  max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, g_max := g_max, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)
@@ -143,8 +150,8 @@ WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, e
 per_query AS (
     SELECT query_id,
            duckrank.empty_policy(duckrank.rbp_agg(is_ideal, rank, tied_rel, k, p := p), max(num_rel), empty) AS value,
-           duckrank.rbp_residual_agg(is_ideal, rank, is_unjudged, k, p := p) AS residual
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+           duckrank.rbp_residual_agg(is_ideal, rank, is_unjudged, num_ret, k, p := p) AS residual
+    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
                          complete := complete, unjudged := unjudged, duplicates := duplicates)
     WHERE (SELECT count(fired) FROM guard) = 0
     GROUP BY query_id)

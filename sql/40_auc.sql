@@ -24,7 +24,10 @@ CREATE OR REPLACE MACRO duckrank.log_problems(log) AS (
 COMMENT ON MACRO duckrank.log_problems IS 'check a log''s scores and labels; returns the problems as text, NULL if none';
 
 CREATE OR REPLACE MACRO duckrank.auc_agg(is_ideal, doc_rel, asc_rank) AS
-    CASE WHEN sum(doc_rel) FILTER (WHERE NOT is_ideal) > 0
+    CASE WHEN count(*) FILTER (WHERE NOT is_ideal AND asc_rank IS NULL) > 0
+             -- a judged_only relation leaves out unjudged docs, so it cannot rank among them
+             THEN error('AUC needs every retrieved doc: aggregate over duckrank.ranked(..., judged_only := false)')
+         WHEN sum(doc_rel) FILTER (WHERE NOT is_ideal) > 0
               AND sum(1 - doc_rel) FILTER (WHERE NOT is_ideal) > 0
          THEN (sum(asc_rank) FILTER (WHERE NOT is_ideal AND doc_rel > 0)
                - sum(doc_rel) FILTER (WHERE NOT is_ideal) * (sum(doc_rel) FILTER (WHERE NOT is_ideal) + 1) / 2)

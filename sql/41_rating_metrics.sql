@@ -13,7 +13,7 @@ COMMENT ON MACRO duckrank.rmse_agg IS 'RMSE = sqrt(mean (score - grade)^2) over 
 CREATE OR REPLACE MACRO duckrank.mae(qrels, run, duplicates := 'error') AS TABLE
 WITH per_query AS (
     SELECT query_id, duckrank.mae_agg(is_ideal, score, judged_grade) AS value
-    FROM duckrank.ranked(qrels, run, duplicates := duplicates)
+    FROM duckrank.ranked(qrels, run, judged_only := true, duplicates := duplicates)
     GROUP BY query_id)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.mae IS 'MAE per query: mean |score - relevance| over judged retrieved docs';
@@ -21,7 +21,7 @@ COMMENT ON MACRO TABLE duckrank.mae IS 'MAE per query: mean |score - relevance| 
 CREATE OR REPLACE MACRO duckrank.rmse(qrels, run, duplicates := 'error') AS TABLE
 WITH per_query AS (
     SELECT query_id, duckrank.rmse_agg(is_ideal, score, judged_grade) AS value
-    FROM duckrank.ranked(qrels, run, duplicates := duplicates)
+    FROM duckrank.ranked(qrels, run, judged_only := true, duplicates := duplicates)
     GROUP BY query_id)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.rmse IS 'RMSE per query: sqrt(mean (score - relevance)^2) over judged retrieved docs';

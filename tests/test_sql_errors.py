@@ -88,6 +88,16 @@ def test_ranked_checks_its_own_conventions(con):
     fails(con, "SELECT * FROM duckrank.ranked('qrels', 'run', ties := 'x')", r"ties must be one of")
 
 
+def test_auc_refuses_a_relation_without_the_unjudged_docs(con):
+    """judged_only := true leaves the unjudged docs out, so per-query AUC could not rank among them:
+    it says so instead of returning a number."""
+    fails(con, "SELECT query_id, duckrank.auc_agg(is_ideal, doc_rel, asc_rank) "
+               "FROM duckrank.ranked('qrels', 'run', judged_only := true) GROUP BY query_id",
+          r"AUC needs every retrieved doc: aggregate over duckrank.ranked\(\.\.\., judged_only := false\)")
+    assert con.execute("SELECT count(*) FROM (SELECT duckrank.auc_agg(is_ideal, doc_rel, asc_rank) "
+                       "FROM duckrank.ranked('qrels', 'run') GROUP BY query_id)").fetchall()[0][0] > 0
+
+
 def test_several_bad_options_are_reported_together(con):
     message = fails(con, call("average_precision", ", k := 0, denominator := 'x'"), "k must be", "denominator must be")
     assert message.count("duckrank:") == 1

@@ -251,7 +251,8 @@ def test_ndcg_ignores_rel_level_like_trec_eval(trec_con, trec_data):
         "SELECT query_id, value FROM duckrank.\"ndcg\"('qrels', 'run', rel_level := 2)").fetchall())
     at_one = dict(trec_con.execute(
         "SELECT query_id, value FROM duckrank.\"ndcg\"('qrels', 'run')").fetchall())
-    assert at_two == at_one
+    # equal up to the order DuckDB's parallel sums add the same terms in
+    assert at_two == pytest.approx(at_one, rel=1e-12, abs=0)
     expected = read_expected(trec_data / "out.test.aql")
     assert {q: f"{v:.4f}" for q, v in at_two.items()} == {
         q: v for (m, q), v in expected.items() if m == "ndcg" and q != "all"}
