@@ -3,10 +3,11 @@
 -- GAUC (user-grouped AUC weighted by impressions or positives).
 --
 -- Rank-sum AUC: (sum of ascending ranks of the positives - n+(n+ + 1)/2) / (n+ n-), tied scores
--- sharing their average rank. Over a log the same sum is taken per distinct score: a positive's
--- rank minus the positives at or below it is the negatives below it plus half those tied with
--- it, so AUC = sum_scores pos(s) (neg_below(s) + neg(s) / 2) / (n+ n-). That needs one sort of the
--- distinct scores instead of all rows. Undefined (NULL) when a query has no positive or no negative.
+-- sharing their average rank. Per query (log_auc, GAUC) the average ranks come from one window
+-- pass. Over a whole log (global_auc) the same sum is taken per distinct score: a positive's rank
+-- minus the positives at or below it is the negatives below it plus half those tied with it, so
+-- AUC = sum_scores pos(s) (neg_below(s) + neg(s) / 2) / (n+ n-), which sorts the distinct scores
+-- instead of all rows. Undefined (NULL) when a query has no positive or no negative.
 
 -- Rows of a log that no AUC can rank: a NULL or non-finite score would sort as the highest (NaN)
 -- or vanish (NULL), a NULL label would count as neither class. Returns NULL when there are none.
@@ -44,31 +45,27 @@ WITH per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.auc IS 'AUC per query over the retrieved docs (relevant = positive; queries without both classes are excluded)';
 
--- Per-query AUC of a log(query_id, score, label); label >= rel_level is a positive.
+-- Per-query AUC of a log(query_id, score, label); label >= rel_level is a positive. One window
+-- pass: rank() and the size of the row's tie group share one partition and order (one sort), and
+-- give each impression its average ascending rank; the rank sums then need one GROUP BY query.
 CREATE OR REPLACE MACRO duckrank.log_auc(log, rel_level := 1) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10), duckrank.convention_problems(rel_level := rel_level),
                                                        duckrank.log_problems(log))) AS fired),
-by_score AS (
+ranked_log AS (
+    SELECT query_id, label >= rel_level AS positive,
+           rank() OVER by_score
+               + (count(*) OVER (by_score RANGE BETWEEN CURRENT ROW AND CURRENT ROW) - 1) / 2.0 AS average_rank
     -- the cast sits in a subquery so that a missing score column is reported as missing
-    SELECT query_id, score_value AS score,
-           count(*) FILTER (WHERE label >= rel_level) AS pos,
-           count(*) FILTER (WHERE NOT (label >= rel_level)) AS neg
     FROM (SELECT query_id, CAST(score AS DOUBLE) AS score_value, label FROM query_table(CAST(log AS VARCHAR)))
     WHERE (SELECT count(fired) FROM guard) = 0
-    GROUP BY query_id, score_value
-),
-below AS (
-    SELECT query_id, pos, neg,
-           coalesce(sum(neg) OVER (PARTITION BY query_id ORDER BY score
-                                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS neg_below
-    FROM by_score
+    WINDOW by_score AS (PARTITION BY query_id ORDER BY score_value)
 ),
 per_query AS (
-    SELECT query_id, CAST(sum(pos) AS BIGINT) AS positives, CAST(sum(neg) AS BIGINT) AS negatives,
-           sum(pos * (neg_below + neg / 2.0)) AS concordant
-    FROM below GROUP BY query_id
+    SELECT query_id, count(*) FILTER (WHERE positive) AS positives, count(*) FILTER (WHERE NOT positive) AS negatives,
+           sum(average_rank) FILTER (WHERE positive) AS positive_rank_sum
+    FROM ranked_log GROUP BY query_id
 )
-SELECT query_id, concordant / (positives * negatives) AS value,
+SELECT query_id, (positive_rank_sum - positives * (positives + 1) / 2.0) / (positives * negatives) AS value,
        positives + negatives AS impressions, positives
 FROM per_query WHERE positives > 0 AND negatives > 0;
 COMMENT ON MACRO TABLE duckrank.log_auc IS 'AUC per query of a log(query_id, score, label), with impressions and positives; queries without both classes excluded';
