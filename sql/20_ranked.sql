@@ -75,25 +75,55 @@ run_docs AS NOT MATERIALIZED (
 ),
 -- With duplicates := 'error' the checks guarantee one row per (query, doc), so the ranking reads
 -- the rows as they are; only duplicates := 'max' pays for collapsing them.
-run_unique AS (
+run_unique AS NOT MATERIALIZED (  -- read by the ranking and the per-query counts: re-read, not buffered
     SELECT query_id, doc_id, score, input_order FROM run_rows WHERE duplicates <> 'max'
     UNION ALL
     SELECT query_id, doc_id, score, input_order FROM run_docs WHERE duplicates = 'max'
 ),
--- The one grouping of the run the checks need: (query, doc) pairs seen twice, and NULL ids. Only
--- offending groups survive, so the three messages below read a handful of rows.
+-- Duplicate (query, doc) pairs are found by grouping a 64-bit hash of the pair: a far smaller hash
+-- table than one keyed by the two ids, and far less to spill on a large run. Only the rows whose
+-- hash repeats are then grouped by their ids, so a hash collision never passes for a duplicate.
+run_repeated_hashes AS MATERIALIZED (
+    SELECT hash(query_id, doc_id) AS pair_hash FROM run_rows GROUP BY pair_hash HAVING count(*) > 1
+),
+-- The run's offending pairs: seen twice, or with a NULL id. The messages below read a handful of rows.
 run_suspects AS MATERIALIZED (
     SELECT query_id, doc_id, count(*) AS copies
     FROM run_rows
+    WHERE hash(query_id, doc_id) IN (SELECT pair_hash FROM run_repeated_hashes) OR query_id IS NULL OR doc_id IS NULL
     GROUP BY query_id, doc_id
     HAVING count(*) > 1 OR query_id IS NULL OR doc_id IS NULL
 ),
-qrels_docs AS (
-    SELECT query_id, doc_id, max(CAST(relevance AS DOUBLE)) AS grade,
-           min(CAST(relevance AS DOUBLE)) AS min_grade,
-           bool_or(relevance IS NULL OR NOT isfinite(CAST(relevance AS DOUBLE))) AS bad_grade
+qrels_rows AS NOT MATERIALIZED (
+    SELECT query_id, doc_id, CAST(relevance AS DOUBLE) AS grade,
+           relevance IS NULL OR NOT isfinite(CAST(relevance AS DOUBLE)) AS bad_grade
     FROM query_table(CAST(qrels AS VARCHAR))
+),
+qrels_repeated_hashes AS MATERIALIZED (
+    SELECT hash(query_id, doc_id) AS pair_hash FROM qrels_rows GROUP BY pair_hash HAVING count(*) > 1
+),
+-- The rows whose (query, doc) hash repeats (same trick as the run), grouped by their ids: the
+-- pairs judged more than once, with their highest and lowest grade, and any hash collision.
+qrels_hashed_twice AS MATERIALIZED (
+    SELECT query_id, doc_id, max(grade) AS grade, min(grade) AS min_grade
+    FROM qrels_rows
+    WHERE hash(query_id, doc_id) IN (SELECT pair_hash FROM qrels_repeated_hashes)
     GROUP BY query_id, doc_id
+),
+-- One row per judged (query, doc), with its highest grade. Not materialized: on a large qrels,
+-- re-reading the file is cheaper than buffering (and spilling) a copy of it.
+qrels_docs AS NOT MATERIALIZED (
+    SELECT query_id, doc_id, grade
+    FROM qrels_rows
+    WHERE hash(query_id, doc_id) NOT IN (SELECT pair_hash FROM qrels_repeated_hashes)
+    UNION ALL
+    SELECT query_id, doc_id, grade FROM qrels_hashed_twice
+),
+-- The first offending qrels rows, found in one pass.
+qrels_bad_rows AS (
+    SELECT any_value({'query_id': query_id, 'doc_id': doc_id}) FILTER (WHERE query_id IS NULL OR doc_id IS NULL) AS null_id,
+           any_value({'query_id': query_id, 'doc_id': doc_id}) FILTER (WHERE bad_grade) AS bad_grade
+    FROM qrels_rows
 ),
 problems AS (
     SELECT duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank,
@@ -113,20 +143,20 @@ problems AS (
             || '; each (query_id, doc_id) must appear once: remove the duplicates or pass duplicates := ''max'''
      FROM run_suspects WHERE copies > 1 AND duplicates = 'error' LIMIT 1)
     UNION ALL
-    (SELECT 'qrels ' || duckrank.show(qrels) || ' has a NULL id (query_id ' || duckrank.show(query_id)
-            || ', doc_id ' || duckrank.show(doc_id) || '); every judgment needs a query_id and a doc_id'
-     FROM qrels_docs WHERE query_id IS NULL OR doc_id IS NULL LIMIT 1)
+    SELECT 'qrels ' || duckrank.show(qrels) || ' has a NULL id (query_id ' || duckrank.show(null_id.query_id)
+           || ', doc_id ' || duckrank.show(null_id.doc_id) || '); every judgment needs a query_id and a doc_id'
+    FROM qrels_bad_rows WHERE null_id IS NOT NULL
     UNION ALL
-    (SELECT 'qrels ' || duckrank.show(qrels) || ' has a NULL, NaN or infinite relevance for query_id '
-            || duckrank.show(query_id) || ', doc_id ' || duckrank.show(doc_id)
-            || '; relevance must be a finite number: fix or drop those rows'
-     FROM qrels_docs WHERE bad_grade LIMIT 1)
+    SELECT 'qrels ' || duckrank.show(qrels) || ' has a NULL, NaN or infinite relevance for query_id '
+           || duckrank.show(bad_grade.query_id) || ', doc_id ' || duckrank.show(bad_grade.doc_id)
+           || '; relevance must be a finite number: fix or drop those rows'
+    FROM qrels_bad_rows WHERE bad_grade IS NOT NULL
     UNION ALL
     (SELECT 'qrels ' || duckrank.show(qrels) || ' judges query_id ' || duckrank.show(query_id)
             || ', doc_id ' || duckrank.show(doc_id) || ' twice with different grades ('
             || min_grade || ' and ' || grade
             || '); keep one judgment or pass duplicates := ''max'''
-     FROM qrels_docs WHERE min_grade <> grade AND duplicates = 'error' LIMIT 1)
+     FROM qrels_hashed_twice WHERE min_grade <> grade AND duplicates = 'error' LIMIT 1)
 ),
 guard AS (
     SELECT duckrank.raise_problems(string_agg(problem, chr(10))) AS fired FROM problems
@@ -185,8 +215,8 @@ query_stats AS (
 ),
 -- ERR's default g_max: the largest grade in the qrels, at least 0 (qrels with only negative grades
 -- would otherwise give negative stopping probabilities).
-top_grade AS (
-    SELECT coalesce(CAST(g_max AS DOUBLE), greatest(max(grade), 0)) AS g_max FROM qrels_docs
+top_grade AS (  -- imputed grades lie within the judged ones, so the blocks hold the largest grade
+    SELECT coalesce(CAST(g_max AS DOUBLE), greatest(max(grade), 0)) AS g_max FROM grade_blocks
 ),
 -- Path 1 (duckrank.ranks_before_judging): the floor's one sort of the run on ids and score, then
 -- an inner join keeps the judged docs, and the running sums run over those in rank order.
