@@ -214,10 +214,11 @@ def output_options(function: Callable) -> Callable:
 
 
 def engine_options(function: Callable) -> Callable:
-    """Pass-through DuckDB settings, so larger-than-memory inputs spill to disk instead of failing."""
+    """DuckDB engine settings, so larger-than-memory inputs spill to disk instead of failing."""
     function = click.option("--temp-dir", metavar="DIR", help="Where DuckDB spills (temp_directory).")(function)
     function = click.option(
-        "--memory-limit", metavar="SIZE", help="DuckDB memory_limit, e.g. 4GB or 50%."
+        "--memory-limit", metavar="SIZE",
+        help="Memory for the whole process, e.g. 4GB or 50% (DuckDB gets 80% of it; the rest is headroom)."
     )(function)
     function = click.option("--threads", metavar="N", help="DuckDB worker threads (default: all cores).")(function)
     return function

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import cache
 from pathlib import Path
 
@@ -58,3 +59,33 @@ def connect(database: str = ":memory:", **kwargs) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(database, **kwargs)
     con.execute("SET enable_progress_bar = false").fetchall()
     return load(con)
+
+
+# DuckDB's memory_limit bounds its buffer manager, not the process: some of its allocations and
+# the interpreter live outside it (W100M at 4GB peaked 0.2-0.7 GB above). duckrank's memory limit
+# is meant for the whole process, so DuckDB gets this share of it and the rest is headroom.
+DUCKDB_MEMORY_SHARE = 0.8
+
+
+def duckdb_memory_limit(limit: str) -> str:
+    """DuckDB's memory_limit for a whole-process limit such as '4GB', '512MiB' or '50%'."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(%|[KMGT]?i?B)\s*", limit, re.IGNORECASE)
+    if not match:
+        return limit  # DuckDB's own message then names the value
+    return f"{float(match[1]) * DUCKDB_MEMORY_SHARE:.6g}{match[2]}"
+
+
+def configure(con: duckdb.DuckDBPyConnection, threads: int | None = None, memory_limit: str | None = None,
+              temp_dir: str | None = None) -> None:
+    """Apply the engine settings (the CLI's --threads, --memory-limit, --temp-dir)."""
+    from duckrank.errors import OptionError
+
+    settings = {"threads": threads, "memory_limit": memory_limit and duckdb_memory_limit(memory_limit),
+                "temp_directory": temp_dir}
+    for name, value in settings.items():
+        if value is not None:
+            try:
+                con.execute(f"SET {name} = ?", [value]).fetchall()
+            except duckdb.Error as error:
+                given = memory_limit if name == "memory_limit" else value
+                raise OptionError(f"cannot set DuckDB's {name} to {given!r}: {str(error).splitlines()[0]}") from None

@@ -60,15 +60,6 @@ DEFAULT_MEASURES = [
 # shared options
 
 
-def _apply_engine(con, settings: dict[str, Any]) -> None:
-    if "threads" in settings:
-        con.execute("SET threads = ?", [settings["threads"]]).fetchall()
-    if "memory_limit" in settings:
-        con.execute("SET memory_limit = ?", [settings["memory_limit"]]).fetchall()
-    if "temp_dir" in settings:
-        con.execute("SET temp_directory = ?", [settings["temp_dir"]]).fetchall()
-
-
 # ---------------------------------------------------------------------------------------------
 # progress
 
@@ -703,6 +694,7 @@ def convert_command(source, target, kind, from_format, to_format, query_col, doc
     import duckdb
 
     from duckrank import inputs
+    from duckrank._library import configure
 
     columns = {
         key: value for key, value in {
@@ -712,7 +704,7 @@ def convert_command(source, target, kind, from_format, to_format, query_col, doc
 
     con = duckdb.connect()  # reading and writing need no macros
     try:
-        _apply_engine(con, engine)
+        configure(con, **engine)
         with Progress(con, "converting", _progress_enabled(quiet)):
             table = _read_convert_input(inputs, con, source, kind, from_fmt, columns)
             with output.atomic_path(target) as tmp:

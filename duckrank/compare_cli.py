@@ -73,7 +73,8 @@ TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"
               help="Write to FILE (atomically: a temporary file in the same folder, then a rename).")
 @click.option("--quiet", is_flag=True, help="No notes on stderr.")
 @click.option("--threads", metavar="N", help="DuckDB worker threads (default: all cores).")
-@click.option("--memory-limit", metavar="SIZE", help="DuckDB memory_limit, e.g. 4GB or 50%.")
+@click.option("--memory-limit", metavar="SIZE", help="Memory for the whole process, e.g. 4GB or 50% "
+              "(DuckDB gets 80% of it; the rest is headroom).")
 @click.option("--temp-dir", metavar="DIR", help="Where DuckDB spills (temp_directory).")
 @handle_errors
 def compare(qrels, runs, measures, baseline, permutations, bootstrap, seed, confidence, alpha, correction, test,

@@ -14,7 +14,7 @@ from typing import Any
 
 import duckdb
 
-from duckrank._library import connect, load
+from duckrank._library import configure, connect, load
 from duckrank._sql import literal, quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError
 from duckrank.inputs import Source, fresh_name, read_table
@@ -93,17 +93,6 @@ class Results:
                 target = target.setdefault(segment[0] if len(segment) == 1 else segment, {})
             target[measure] = value
         return values
-
-
-def _configure(con: duckdb.DuckDBPyConnection, threads: int | None, memory_limit: str | None,
-               temp_dir: str | None) -> None:
-    settings = {"threads": threads, "memory_limit": memory_limit, "temp_directory": temp_dir}
-    for name, value in settings.items():
-        if value is not None:
-            try:
-                con.execute(f"SET {name} = ?", [value]).fetchall()
-            except duckdb.Error as error:
-                raise OptionError(f"cannot set DuckDB's {name} to {value!r}: {str(error).splitlines()[0]}") from None
 
 
 def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
@@ -340,7 +329,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         parsed = [_with_gain(m, gain) for m in parsed]
     segments = [by] if isinstance(by, str) else list(by or [])
     con = load(con) if con is not None else connect()
-    _configure(con, threads, memory_limit, temp_dir)
+    configure(con, threads, memory_limit, temp_dir)
     problems = option_problems(con, conventions, parsed)
     if problems:
         raise OptionError("\n".join(problems))

@@ -345,3 +345,21 @@ def test_segments_with_several_runs():
 def test_segment_column_must_exist():
     _raises(duckrank.InputError, "no column 'region' to segment by", "'country'", qrels=QRELS, run=_with_country(),
             by="region")
+
+
+@pytest.mark.parametrize("given, for_duckdb", [
+    ("4GB", "3.2GB"), ("512MiB", "409.6MiB"), ("50%", "40%"), (" 1.5 gb ", "1.2gb"), ("lots", "lots"),
+])
+def test_memory_limit_leaves_headroom_for_the_process(given, for_duckdb):
+    """DuckDB's memory_limit bounds its buffer manager only; duckrank's bounds the process."""
+    from duckrank._library import duckdb_memory_limit
+    assert duckdb_memory_limit(given) == for_duckdb
+
+
+def test_memory_limit_reaches_duckdb_scaled():
+    con = duckrank.connect()
+    duckrank.evaluate(str(QRELS), str(RUN), ["map"], con=con, memory_limit="1000MB")
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    assert limit == "762.9 MiB"  # 800 MB, DuckDB prints MiB
+    with pytest.raises(duckrank.OptionError, match=r"cannot set DuckDB's memory_limit to 'lots'"):
+        duckrank.evaluate(str(QRELS), str(RUN), ["map"], memory_limit="lots")
