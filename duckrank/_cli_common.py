@@ -28,6 +28,14 @@ UNJUDGED = ("nonrelevant", "skip", "mean", "median")
 DUPLICATES = ("error", "max")
 
 
+def _float_or_nan(value: str) -> float:
+    """An option's text as a number; NaN (which fails every range check) when it is not one."""
+    try:
+        return float(value)
+    except ValueError:
+        return math.nan
+
+
 class Problems:
     """Bad option values, collected so a single usage error reports all of them."""
 
@@ -61,10 +69,7 @@ class Problems:
     def fraction(self, option: str, value: str | None) -> float | None:
         if value is None:
             return None
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
+        number = _float_or_nan(value)
         if not 0 < number < 1:
             self.add(f"{option} must be a number strictly between 0 and 1; got {value!r}")
             return None
@@ -73,10 +78,7 @@ class Problems:
     def number(self, option: str, value: str | None) -> float | int | None:
         if value is None:
             return None
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
+        number = _float_or_nan(value)
         if not math.isfinite(number):
             self.add(f"{option} must be a finite number; got {value!r}")
             return None
