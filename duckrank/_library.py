@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from functools import cache
 from pathlib import Path
 
@@ -59,6 +60,21 @@ def connect(database: str = ":memory:", **kwargs) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(database, **kwargs)
     con.execute("SET enable_progress_bar = false").fetchall()
     return load(con)
+
+
+_shared: duckdb.DuckDBPyConnection | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_cursor() -> duckdb.DuckDBPyConnection:
+    """A new cursor of duckrank's process-wide in-memory database, whose macros are loaded once:
+    an evaluation in a notebook loop pays neither a new database nor the library load. Each cursor
+    has its own temporary views and registered tables, which go when it is closed."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = connect()
+        return _shared.cursor()
 
 
 # DuckDB's memory_limit bounds its buffer manager, not the process: some of its allocations and

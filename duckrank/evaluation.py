@@ -1,6 +1,6 @@
 """Compose one DuckDB query for a whole list of measures and hand back the results.
 
-All measures that share the ranking conventions are aggregates over one duckrank.ranked pass, so
+All measures that share the ranking conventions read one duckrank.ranked pass, so
 the run is sorted once however many measures are asked for. Several runs and segments (`by=`)
 ride in the same pass: each query is keyed by {run, segment values, query}. Python only composes
 and validates; every number comes from the SQL library.
@@ -14,7 +14,7 @@ from typing import Any
 
 import duckdb
 
-from duckrank._library import configure, connect, load
+from duckrank._library import configure, connect, library_digest, load, shared_cursor
 from duckrank._sql import literal, quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError
 from duckrank.inputs import Source, fresh_name, read_table
@@ -51,13 +51,15 @@ class Plan:
 
 @dataclass
 class Results:
-    """The per-query values of every (run, segment, measure), materialised once in a temporary table."""
+    """The per-query values of every (run, segment, measure). compute() materialises them once in a
+    temporary table; a summary-only evaluation keeps just the summary rows (`rows`)."""
 
     con: duckdb.DuckDBPyConnection
     runs: list[str]
     measures: list[Measure]
-    table: str
+    table: str | None
     by: list[str] = field(default_factory=list)
+    rows: list[tuple] | None = None
 
     def _by_sql(self, prefix: str = "") -> str:
         return "".join(f"{prefix}{quote_identifier(name)}, " for name in self.by)
@@ -65,6 +67,8 @@ class Results:
     @property
     def per_query(self) -> duckdb.DuckDBPyRelation:
         """Columns run, [segment columns,] query_id, measure, value; one row per evaluated query."""
+        if self.table is None:
+            raise DuckrankError("these results hold the summary only; evaluate with per_query=True")
         return self.con.sql(
             f"SELECT r.run, {self._by_sql('r.')}r.query_id, m.measure, r.value FROM {self.table} r "
             f"JOIN {self.table}_measures m USING (measure_index) WHERE m.per_query AND r.query_id IS NOT NULL "
@@ -73,26 +77,37 @@ class Results:
     @property
     def summary(self) -> duckdb.DuckDBPyRelation:
         """Columns run, [segment columns,] measure, value: each measure summarised over the queries."""
-        groups = f"run_index, {self._by_sql()}measure_index"
-        parts = [f"SELECT {groups}, {_SUMMARY_SQL[m.summary]} AS value FROM {self.table} "
-                 f"WHERE measure_index = {i} GROUP BY {groups}" for i, m in enumerate(self.measures)]
-        return self.con.sql(
-            f"WITH summary AS ({' UNION ALL '.join(parts)}) "
-            f"SELECT r.run, {self._by_sql('s.')}m.measure, s.value FROM summary s "
-            f"JOIN {self.table}_measures m USING (measure_index) JOIN {self.table}_runs r USING (run_index) "
-            f"ORDER BY s.run_index, {self._by_sql('s.')}s.measure_index")
+        if self.table is None:
+            raise DuckrankError("these results hold the summary rows only (Results.rows)")
+        return self.con.sql(summary_sql(self.table, self.runs, self.measures, self.by))
 
     def as_dict(self) -> dict[Any, Any]:
         """{measure: mean} for one run; {run: {measure: mean}} for several. With segments, each
         measure dict sits under its segment value (a tuple for several `by` columns)."""
         values: dict[Any, Any] = {}
-        for row in self.summary.fetchall():
+        for row in self.rows if self.rows is not None else self.summary.fetchall():
             run, segment, measure, value = row[0], row[1:-2], row[-2], row[-1]
             target = values.setdefault(run, {}) if len(self.runs) > 1 else values
             if self.by:
                 target = target.setdefault(segment[0] if len(segment) == 1 else segment, {})
             target[measure] = value
         return values
+
+
+def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[str]) -> str:
+    """Each measure summarised over its per-query rows in `source` (a table, or a parenthesised
+    query with columns run_index, [segments,] query_id, measure_index, value): one grouping, the
+    summary rule picked per measure."""
+    by_sql = "".join(f"{quote_identifier(name)}, " for name in by)
+    rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[m.summary]}" for i, m in enumerate(measures))
+    run_names = ", ".join(f"({i}, {literal(name)})" for i, name in enumerate(runs))
+    measure_names = ", ".join(f"({i}, {literal(m.spelling)})" for i, m in enumerate(measures))
+    return (f"SELECT r.run, {by_sql}m.measure, s.value "
+            f"FROM (SELECT run_index, {by_sql}measure_index, CASE measure_index {rules} END AS value "
+            f"      FROM {source} GROUP BY run_index, {by_sql}measure_index) s "
+            f"JOIN (VALUES {run_names}) r(run_index, run) USING (run_index) "
+            f"JOIN (VALUES {measure_names}) m(measure_index, measure) USING (measure_index) "
+            f"ORDER BY s.run_index, {by_sql}s.measure_index")
 
 
 def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
@@ -109,21 +124,49 @@ def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
             problems.append(f"{name} must be a string; got {conventions[name]!r}")
     if problems:
         return problems
-    found = con.execute(
-        "SELECT concat_ws(chr(10), duckrank.convention_problems(rel_level := ?, ties := ?, max_rank := ?, "
-        "unjudged := ?, duplicates := ?), duckrank.option_problems(empty := ?, gain := ?))",
-        [conventions.get("rel_level", 1), conventions.get("ties", "trec"), conventions.get("max_rank"),
-         conventions.get("unjudged", "nonrelevant"), conventions.get("duplicates", "error"),
-         conventions.get("empty", "zero"), conventions.get("gain") or "linear"]).fetchall()[0][0]
-    problems = found.splitlines() if found else []
-    checked = set(con.execute("SELECT parameters FROM duckdb_functions() WHERE schema_name = 'duckrank' "
-                              "AND function_name = 'option_problems'").fetchall()[0][0])
+    checked = _option_problem_parameters(con)
+    checks = ["concat_ws(chr(10), duckrank.convention_problems(" + ", ".join(
+        f"{name} := {literal(conventions.get(name, default))}"
+        for name, default in (("rel_level", 1), ("ties", "trec"), ("max_rank", None),
+                              ("unjudged", "nonrelevant"), ("duplicates", "error")))
+        + f"), duckrank.option_problems(empty := {literal(conventions.get('empty', 'zero'))}, "
+          f"gain := {literal(conventions.get('gain') or 'linear')}))"]
     for measure in measures:
-        options = {k: v for k, v in measure.options if k in checked}
-        rendered = ", ".join(f"{name} := {sql_literal(value)}" for name, value in options.items())
-        found = con.execute(f"SELECT duckrank.option_problems({rendered})").fetchall()[0][0]
-        problems.extend(f"in measure {measure.spelling!r}: {line}" for line in (found or "").splitlines())
+        rendered = ", ".join(f"{name} := {sql_literal(value)}" for name, value in measure.options if name in checked)
+        checks.append(f"duckrank.option_problems({rendered})")
+    found = _run_checks(con, f"SELECT [{', '.join(checks)}]")
+    problems = (found[0] or "").splitlines()
+    for measure, text in zip(measures, found[1:]):
+        problems.extend(f"in measure {measure.spelling!r}: {line}" for line in (text or "").splitlines())
     return problems
+
+
+# The checks are pure functions of the option values, so a notebook that evaluates the same
+# measures in a loop asks the database once. Keyed by the library too, should a connection hold
+# another version of it.
+_CHECKED: dict[tuple[str, str], list[str | None]] = {}
+
+
+def _run_checks(con: duckdb.DuckDBPyConnection, sql: str) -> list[str | None]:
+    key = (library_digest(), sql)
+    if key not in _CHECKED:
+        if len(_CHECKED) > 1000:
+            _CHECKED.clear()
+        _CHECKED[key] = con.execute(sql).fetchall()[0][0]
+    return _CHECKED[key]
+
+
+_PARAMETERS: dict[str, frozenset[str]] = {}
+
+
+def _option_problem_parameters(con: duckdb.DuckDBPyConnection) -> frozenset[str]:
+    """The options duckrank.option_problems checks (read once per library version)."""
+    digest = library_digest()
+    if digest not in _PARAMETERS:
+        _PARAMETERS[digest] = frozenset(con.execute(
+            "SELECT parameters FROM duckdb_functions() WHERE schema_name = 'duckrank' "
+            "AND function_name = 'option_problems'").fetchall()[0][0])
+    return _PARAMETERS[digest]
 
 
 def _path_of(source: Source) -> str:
@@ -203,8 +246,8 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
     for group, (key, indexes) in enumerate(groups.items()):
         columns = ", ".join(f"{measures[i].aggregate_sql()} AS m{i}" for i in indexes)
         judged_only = all(measures[i].metric.judged_only for i in indexes)
-        ctes.append(f"g{group} AS (SELECT query_id, max(num_rel) AS num_rel, {columns} "
-                    f"FROM {_ranked_call(plan, key, conventions, judged_only)} GROUP BY query_id)")
+        ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} "
+                    f"FROM {_ranked_call(plan, key, conventions, judged_only)} q)")
         selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
                        f"CAST(duckrank.empty_policy(m{i}, num_rel, {empty}) AS DOUBLE) AS value FROM g{group}"
                        for i in indexes)
@@ -319,16 +362,26 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             con: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
             memory_limit: str | None = None, temp_dir: str | None = None, ties: str = "trec",
             rel_level: float = 1, max_rank: int | None = None, complete: bool = False, empty: str = "zero",
-            unjudged: str = "nonrelevant", gain: str | None = None, duplicates: str = "error") -> Results:
+            unjudged: str = "nonrelevant", gain: str | None = None, duplicates: str = "error",
+            summary_only: bool = False) -> Results:
     """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
-    ranking convention; see duckrank.evaluate for the friendly front door."""
+    ranking convention; see duckrank.evaluate for the friendly front door.
+
+    Without con= (and engine settings) the work runs on a cursor of duckrank's process-wide
+    connection, whose macros are loaded once. summary_only computes the summary rows in the same
+    query and keeps no per-query table."""
     parsed = parse_measures(list(measures) if not isinstance(measures, str) else measures)
     conventions = {"ties": ties, "rel_level": rel_level, "max_rank": max_rank, "complete": complete,
                    "empty": empty, "unjudged": unjudged, "gain": gain, "duplicates": duplicates}
     if gain is not None:  # the convention sets the gain of every measure that did not name one
         parsed = [_with_gain(m, gain) for m in parsed]
     segments = [by] if isinstance(by, str) else list(by or [])
-    con = load(con) if con is not None else connect()
+    if con is not None:
+        con = load(con)
+    elif threads is None and memory_limit is None and temp_dir is None:
+        con = shared_cursor()
+    else:  # engine settings are the database's: a private one, so no other call inherits them
+        con = connect()
     configure(con, threads, memory_limit, temp_dir)
     problems = option_problems(con, conventions, parsed)
     if problems:
@@ -362,13 +415,21 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         if log_measures:
             selects.append(_log_sql(con, plan, log_measures, rel_level, source if log is not None else None))
         runs_sql = ", ".join(f"({i}, {literal(n)})" for i, n in enumerate(plan.runs))
+        per_query = (f"SELECT r.run_index, p.* FROM ({' UNION ALL '.join(selects)}) p "
+                     f"JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)")
+        if summary_only:
+            rows = con.execute(summary_sql(f"({per_query})", plan.runs, parsed, segments)).fetchall()
+            scored = {row[-2] for row in rows}
+            ranking = [m for m in parsed if m.summary != "log"]
+            if not any(m.spelling in scored for m in ranking) and any(m.metric.per_query for m in ranking):
+                raise _no_common_queries(con, run_sources, qrels_source)
+            return Results(con, plan.runs, parsed, None, segments, rows)
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
         measures_sql = ", ".join(f"({i}, {literal(m.spelling)}, {sql_literal(m.metric.per_query)})"
                                  for i, m in enumerate(parsed))
         con.execute(f"CREATE TEMP TABLE {table}_measures AS SELECT * FROM (VALUES {measures_sql}) "
                     f"t(measure_index, measure, per_query)").fetchall()
-        con.execute(f"CREATE TEMP TABLE {table} AS SELECT r.run_index, p.* FROM ({' UNION ALL '.join(selects)}) p "
-                    f"JOIN {table}_runs r USING (run)").fetchall()
+        con.execute(f"CREATE TEMP TABLE {table} AS {per_query}").fetchall()
     except duckdb.Error as error:
         raise _translate(error, sources) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
@@ -389,10 +450,13 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     doc_col, score_col, relevance_col; input formats run_format, qrels_format; a single log= with
     label= (and label_map=); con=, threads=, memory_limit=, temp_dir=.
     """
-    results = compute(qrels, run, measures, **options)
     if per_query:
+        results = compute(qrels, run, measures, **options)
         relation = results.per_query
         if len(results.runs) > 1:
             return relation
         return relation.project(", ".join([*(quote_identifier(b) for b in results.by), "query_id", "measure", "value"]))
+    results = compute(qrels, run, measures, summary_only=True, **options)
+    if options.get("con") is None:
+        results.con.close()  # duckrank's own cursor: its views and registered frames go with it
     return results.as_dict()

@@ -21,10 +21,10 @@ from duckrank.errors import MeasureError
 
 @dataclass(frozen=True)
 class Metric:
-    """A metric: the SQL aggregate over duckrank.ranked, its options with defaults, how it summarises."""
+    """A metric: its SQL expression over a row of duckrank.ranked, its options with defaults, how it summarises."""
 
     name: str  # the SQL table macro's name
-    aggregate: str  # SQL template over duckrank.ranked's columns; {option} placeholders
+    aggregate: str  # SQL template over one row `q` of duckrank.ranked; {option} placeholders
     options: dict[str, Any] = field(default_factory=dict)
     summary: str = "mean"  # mean | sum | gmean | count | log (a whole-log value, no per-query rows)
     cutoff: str | None = "k"  # the option an @N suffix sets
@@ -32,55 +32,43 @@ class Metric:
     judged_only: bool = True  # reads only judged docs, so duckrank.ranked may leave the others out
 
 
-# The option defaults here are the SQL macros' defaults; the SQL validates every value.
+# The option defaults here are the SQL macros' defaults; the SQL validates every value. Each
+# aggregate is an expression over `q`, one row of duckrank.ranked (a query and its ranking).
 METRICS: dict[str, Metric] = {m.name: m for m in [
-    Metric("precision", "duckrank.precision_agg(is_ideal, rank, tied_rel, num_ret, {k})", {"k": None}),
-    Metric("recall", "duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, num_ret, {k}, cap := {cap})",
-           {"k": None, "cap": False}),
-    Metric("f_measure", "duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, num_ret, {k}, beta := {beta})",
-           {"k": None, "beta": 1.0}),
-    Metric("hit_rate", "duckrank.hit_rate_agg(is_ideal, rank, tied_rel, tie_rule, {k})", {"k": None}),
-    Metric("reciprocal_rank", "duckrank.reciprocal_rank_agg(is_ideal, rank, doc_rel, tie_rule, {k})", {"k": None}),
-    Metric("average_precision",
-           "duckrank.average_precision_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule, {k}, "
-           "denominator := {denominator})", {"k": None, "denominator": "R"}),
-    Metric("r_precision", "duckrank.r_precision_agg(is_ideal, rank, tied_rel, num_rel, mult := {mult})",
-           {"mult": 1.0}, cutoff=None),
-    Metric("bpref", "duckrank.bpref_agg(is_ideal, doc_rel, nonrel_above, num_rel, num_nonrel, tie_rule)",
-           cutoff=None),
-    Metric("interpolated_precision",
-           "duckrank.interpolated_precision_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule, {recall})",
-           {"recall": 0.0}, cutoff="recall"),
-    Metric("eleven_point_average",
-           "duckrank.eleven_point_average_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule)", cutoff=None),
-    Metric("cg", "duckrank.cg_agg(is_ideal, rank, tied_gain, {k})", {"k": None, "gain": "linear", "gain_map": None}),
-    Metric("dcg", "duckrank.dcg_agg(is_ideal, rank, tied_gain, {k})", {"k": None, "gain": "linear", "gain_map": None}),
-    Metric("idcg", "duckrank.idcg_agg(is_ideal, rank, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, {k}, "
-           "ideal := {ideal})",
+    Metric("precision", "duckrank.precision_of(q, {k})", {"k": None}),
+    Metric("recall", "duckrank.recall_of(q, {k}, cap := {cap})", {"k": None, "cap": False}),
+    Metric("f_measure", "duckrank.f_measure_of(q, {k}, beta := {beta})", {"k": None, "beta": 1.0}),
+    Metric("hit_rate", "duckrank.hit_rate_of(q, {k})", {"k": None}),
+    Metric("reciprocal_rank", "duckrank.reciprocal_rank_of(q, {k})", {"k": None}),
+    Metric("average_precision", "duckrank.average_precision_of(q, {k}, denominator := {denominator})",
+           {"k": None, "denominator": "R"}),
+    Metric("r_precision", "duckrank.r_precision_of(q, mult := {mult})", {"mult": 1.0}, cutoff=None),
+    Metric("bpref", "duckrank.bpref_of(q)", cutoff=None),
+    Metric("interpolated_precision", "duckrank.interpolated_precision_of(q, {recall})", {"recall": 0.0},
+           cutoff="recall"),
+    Metric("eleven_point_average", "duckrank.eleven_point_average_of(q)", cutoff=None),
+    Metric("cg", "duckrank.cg_of(q, {k})", {"k": None, "gain": "linear", "gain_map": None}),
+    Metric("dcg", "duckrank.dcg_of(q, {k})", {"k": None, "gain": "linear", "gain_map": None}),
+    Metric("idcg", "duckrank.idcg_of(q, {k}, ideal := {ideal})",
            {"k": None, "gain": "linear", "gain_map": None, "ideal": "qrels"}),
-    Metric("ndcg", "duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, {k}, "
-           "ideal := {ideal})",
+    Metric("ndcg", "duckrank.ndcg_of(q, {k}, ideal := {ideal})",
            {"k": None, "gain": "linear", "gain_map": None, "ideal": "qrels"}),
-    Metric("err", "duckrank.err_agg(is_ideal, rank, err_stop, err_reach, tie_rule, {k})", {"k": None, "g_max": None}),
-    Metric("rbp", "duckrank.rbp_agg(is_ideal, rank, tied_rel, {k}, p := {p})", {"k": None, "p": 0.8}),
-    Metric("rbp_residual", "duckrank.rbp_residual_agg(is_ideal, rank, is_unjudged, num_ret, {k}, p := {p})",
-           {"k": None, "p": 0.8}),
-    Metric("auc", "duckrank.auc_agg(is_ideal, doc_rel, asc_rank)", cutoff=None, judged_only=False),
+    Metric("err", "duckrank.err_of(q, {k})", {"k": None, "g_max": None}),
+    Metric("rbp", "duckrank.rbp_of(q, {k}, p := {p})", {"k": None, "p": 0.8}),
+    Metric("rbp_residual", "duckrank.rbp_residual_of(q, {k}, p := {p})", {"k": None, "p": 0.8}),
+    Metric("auc", "duckrank.auc_of(q)", cutoff=None, judged_only=False),
     Metric("gauc", "", {"weight": "impressions"}, summary="log", cutoff=None),
     Metric("global_auc", "", summary="log", cutoff=None),
-    Metric("mae", "duckrank.mae_agg(is_ideal, score, judged_grade)", cutoff=None),
-    Metric("rmse", "duckrank.rmse_agg(is_ideal, score, judged_grade)", cutoff=None),
+    Metric("mae", "duckrank.mae_of(q)", cutoff=None),
+    Metric("rmse", "duckrank.rmse_of(q)", cutoff=None),
     Metric("num_q", "1", summary="count", cutoff=None, per_query=False),
-    Metric("num_ret", "duckrank.retrieved_agg(num_ret)", summary="sum", cutoff=None),
-    Metric("num_rel", "max(num_rel)", summary="sum", cutoff=None),
-    Metric("num_rel_ret", "duckrank.hits_agg(is_ideal, rank, doc_rel, NULL)", summary="sum", cutoff=None),
-    Metric("num_nonrel_judged_ret", "count(*) FILTER (WHERE NOT is_ideal AND judged_nonrel = 1)",
-           summary="sum", cutoff=None),
-    Metric("gm_map",
-           "duckrank.average_precision_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule, {k}, "
-           "denominator := 'R')", {"k": None}, summary="gmean", per_query=False),
-    Metric("gm_bpref", "duckrank.bpref_agg(is_ideal, doc_rel, nonrel_above, num_rel, num_nonrel, tie_rule)",
-           summary="gmean", cutoff=None, per_query=False),
+    Metric("num_ret", "q.num_ret", summary="sum", cutoff=None),
+    Metric("num_rel", "q.num_rel", summary="sum", cutoff=None),
+    Metric("num_rel_ret", "duckrank.num_rel_ret_of(q)", summary="sum", cutoff=None),
+    Metric("num_nonrel_judged_ret", "duckrank.num_nonrel_judged_ret_of(q)", summary="sum", cutoff=None),
+    Metric("gm_map", "duckrank.average_precision_of(q, {k}, denominator := 'R')", {"k": None}, summary="gmean",
+           per_query=False),
+    Metric("gm_bpref", "duckrank.bpref_of(q)", summary="gmean", cutoff=None, per_query=False),
 ]}
 
 # Options every metric accepts in a measure string: the relevance level, ir_measures' `rel`.

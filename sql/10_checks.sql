@@ -63,8 +63,8 @@ COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions 
 -- ties := 'average' gives the expected value over all orderings of tied documents. That is exact
 -- for metrics linear in the per-rank relevance (P, R, F, R-prec, CG, DCG, nDCG, RBP); for the
 -- others it would silently be something else, so they refuse it.
-CREATE OR REPLACE MACRO duckrank.needs_strict_ties(value, ties, metric) AS
-    CASE WHEN max(ties) = 'average'
+CREATE OR REPLACE MACRO duckrank.needs_strict_ties(value, tie_rule, metric) AS
+    CASE WHEN tie_rule = 'average'
          THEN error('duckrank: ties := ''average'' is defined for metrics linear in the ranking '
                     || '(P, recall, F, R-prec, CG, DCG, nDCG, RBP); ' || metric
                     || ' is not: use ties := ''trec'', ''pessimistic'' or ''optimistic''')

@@ -1,67 +1,69 @@
 -- Precision, recall, F, hit rate, R-precision and the trec_eval counters.
--- Each metric is an aggregate macro over duckrank.ranked (grouped by query_id) plus a table
--- macro duckrank.<name>(qrels, run, ...) returning (query_id, value). k := NULL = full depth.
+-- Each metric is a scalar macro duckrank.<name>_of(q, ...) over one row q of duckrank.ranked (a
+-- query and its ranking), plus a table macro duckrank.<name>(qrels, run, ...) returning
+-- (query_id, value). k := NULL = full depth.
 -- Sources: trec_eval 10.0 m_P.c, m_recall.c, m_rel_P.c, m_set_F.c, m_success.c, m_Rprec.c,
 -- m_Rprec_mult.c, m_num_*.c; seed 004 (hit rate).
 
--- Relevant documents retrieved at ranks <= k (the building block of P, R, F, hit rate).
-CREATE OR REPLACE MACRO duckrank.hits_agg(is_ideal, rank, tied_rel, k) AS
-    coalesce(sum(CASE WHEN NOT is_ideal AND rank <= coalesce(k, rank) THEN tied_rel END), 0);
-COMMENT ON MACRO duckrank.hits_agg IS 'relevant documents retrieved at ranks <= k';
+-- The docs retrieved at ranks <= k (all of them when k is NULL).
+CREATE OR REPLACE MACRO duckrank.top_docs(q, k) AS
+    list_filter(q.docs, lambda d: d.rank <= coalesce(k, d.rank));
+COMMENT ON MACRO duckrank.top_docs IS 'the docs of a ranked query at ranks <= k (k NULL: all)';
 
--- Documents retrieved (duckrank.ranked's per-query num_ret, capped at max_rank).
-CREATE OR REPLACE MACRO duckrank.retrieved_agg(num_ret) AS
-    coalesce(max(num_ret), 0);
-COMMENT ON MACRO duckrank.retrieved_agg IS 'number of documents retrieved (num_ret)';
+-- Relevant documents retrieved at ranks <= k (the building block of P, R, F, hit rate); under
+-- ties := 'average' the expected number.
+CREATE OR REPLACE MACRO duckrank.hits_of(q, k) AS
+    coalesce(list_sum(list_transform(duckrank.top_docs(q, k), lambda d: d.tied_rel)), 0.0);
+COMMENT ON MACRO duckrank.hits_of IS 'relevant documents retrieved at ranks <= k';
 
 -- P@k = hits@k / k; trec_eval divides by k even when fewer were retrieved. k NULL: set_P.
-CREATE OR REPLACE MACRO duckrank.precision_agg(is_ideal, rank, tied_rel, num_ret, k) AS
-    duckrank.ratio(duckrank.hits_agg(is_ideal, rank, tied_rel, k),
-                   coalesce(k, duckrank.retrieved_agg(num_ret)));
-COMMENT ON MACRO duckrank.precision_agg IS 'P@k = sum_{i<=k} rel(i) / k (k NULL: relevant retrieved / retrieved, set_P)';
+CREATE OR REPLACE MACRO duckrank.precision_of(q, k) AS
+    duckrank.ratio(duckrank.hits_of(q, k), coalesce(k, q.num_ret));
+COMMENT ON MACRO duckrank.precision_of IS 'P@k = sum_{i<=k} rel(i) / k (k NULL: relevant retrieved / retrieved, set_P)';
 
 -- R@k = hits@k / R; cap := true divides by min(R, k) (trec_eval relative_P). As for P, k NULL
 -- means k = the number retrieved, so cap then divides by min(R, retrieved) (set_relative_P).
-CREATE OR REPLACE MACRO duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, num_ret, k, cap := false) AS
-    duckrank.ratio(duckrank.hits_agg(is_ideal, rank, tied_rel, k),
-                   CASE WHEN cap THEN least(max(num_rel), coalesce(k, duckrank.retrieved_agg(num_ret)))
-                        ELSE max(num_rel) END);
-COMMENT ON MACRO duckrank.recall_agg IS 'R@k = sum_{i<=k} rel(i) / R, 0 if R = 0; cap := true divides by min(R, k) (k NULL: min(R, retrieved), set_relative_P)';
+CREATE OR REPLACE MACRO duckrank.recall_of(q, k, cap := false) AS
+    duckrank.ratio(duckrank.hits_of(q, k),
+                   CASE WHEN cap THEN least(q.num_rel, coalesce(k, q.num_ret)) ELSE q.num_rel END);
+COMMENT ON MACRO duckrank.recall_of IS 'R@k = sum_{i<=k} rel(i) / R, 0 if R = 0; cap := true divides by min(R, k) (k NULL: min(R, retrieved), set_relative_P)';
 
 -- F_beta@k = (1 + b^2) P R / (b^2 P + R), 0 when P = R = 0. k NULL: trec_eval set_F.
 -- Written as (1 + b^2) hits / (b^2 R + k), which is the same number and linear in the hits.
-CREATE OR REPLACE MACRO duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, num_ret, k, beta := 1.0) AS
-    duckrank.ratio((1 + beta * beta) * duckrank.hits_agg(is_ideal, rank, tied_rel, k),
-                   beta * beta * max(num_rel) + coalesce(k, duckrank.retrieved_agg(num_ret)));
-COMMENT ON MACRO duckrank.f_measure_agg IS 'F_beta@k = (1+b^2) P R / (b^2 P + R); k NULL: set_F';
+CREATE OR REPLACE MACRO duckrank.f_measure_of(q, k, beta := 1.0) AS
+    duckrank.ratio((1 + beta * beta) * duckrank.hits_of(q, k), beta * beta * q.num_rel + coalesce(k, q.num_ret));
+COMMENT ON MACRO duckrank.f_measure_of IS 'F_beta@k = (1+b^2) P R / (b^2 P + R); k NULL: set_F';
 
 -- hit@k (success@k): 1 if any relevant document is retrieved at ranks <= k.
-CREATE OR REPLACE MACRO duckrank.hit_rate_agg(is_ideal, rank, tied_rel, tie_rule, k) AS
-    duckrank.needs_strict_ties(
-        CAST(CASE WHEN duckrank.hits_agg(is_ideal, rank, tied_rel, k) > 0 THEN 1 ELSE 0 END AS DOUBLE),
-        tie_rule, 'hit rate');
-COMMENT ON MACRO duckrank.hit_rate_agg IS 'hit@k (success@k) = 1 if a relevant doc is at rank <= k, else 0';
+CREATE OR REPLACE MACRO duckrank.hit_rate_of(q, k) AS
+    duckrank.needs_strict_ties(CAST(duckrank.hits_of(q, k) > 0 AS DOUBLE), q.tie_rule, 'hit rate');
+COMMENT ON MACRO duckrank.hit_rate_of IS 'hit@k (success@k) = 1 if a relevant doc is at rank <= k, else 0';
 
 -- R-precision: P@R, 0 if R = 0. mult scales the cutoff as trec_eval Rprec_mult does:
 -- cutoff = floor(mult * R + 0.9).
-CREATE OR REPLACE MACRO duckrank.r_precision_agg(is_ideal, rank, tied_rel, num_rel, mult := 1.0) AS
-    duckrank.ratio(
-        coalesce(sum(CASE WHEN NOT is_ideal AND rank <= floor(CAST(mult AS DOUBLE) * num_rel + 0.9)
-                          THEN tied_rel END), 0),
-        floor(CAST(mult AS DOUBLE) * max(num_rel) + 0.9));
-COMMENT ON MACRO duckrank.r_precision_agg IS 'R-precision = P@R (0 if R = 0); mult: P@floor(mult*R + 0.9), trec_eval Rprec_mult';
+CREATE OR REPLACE MACRO duckrank.r_precision_of(q, mult := 1.0) AS
+    duckrank.ratio(duckrank.hits_of(q, floor(CAST(mult AS DOUBLE) * q.num_rel + 0.9)),
+                   floor(CAST(mult AS DOUBLE) * q.num_rel + 0.9));
+COMMENT ON MACRO duckrank.r_precision_of IS 'R-precision = P@R (0 if R = 0); mult: P@floor(mult*R + 0.9), trec_eval Rprec_mult';
+
+-- trec_eval's counters that are not columns of duckrank.ranked already (num_ret, num_rel).
+CREATE OR REPLACE MACRO duckrank.num_rel_ret_of(q) AS
+    len(list_filter(q.docs, lambda d: d.rel > 0));
+COMMENT ON MACRO duckrank.num_rel_ret_of IS 'relevant documents retrieved (trec_eval num_rel_ret)';
+
+CREATE OR REPLACE MACRO duckrank.num_nonrel_judged_ret_of(q) AS
+    len(list_filter(q.docs, lambda d: d.nonrel > 0));
+COMMENT ON MACRO duckrank.num_nonrel_judged_ret_of IS 'judged non-relevant documents retrieved (trec_eval num_nonrel_judged_ret)';
 
 CREATE OR REPLACE MACRO duckrank.precision(qrels, run, k := NULL, rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
         duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty)) AS fired),
 per_query AS (
-    SELECT query_id,
-           duckrank.empty_policy(duckrank.precision_agg(is_ideal, rank, tied_rel, num_ret, k), max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates)
-    WHERE (SELECT count(fired) FROM guard) = 0
-    GROUP BY query_id)
+    SELECT q.query_id, duckrank.empty_policy(duckrank.precision_of(q, k), q.num_rel, empty) AS value
+    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.precision IS 'P@k per query: relevant in top k / k (trec_eval P.k; k NULL = set_P)';
 
@@ -70,13 +72,10 @@ CREATE OR REPLACE MACRO duckrank.recall(qrels, run, k := NULL, cap := false, rel
         duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty)) AS fired),
 per_query AS (
-    SELECT query_id,
-           duckrank.empty_policy(duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, num_ret, k, cap := cap),
-                                 max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates)
-    WHERE (SELECT count(fired) FROM guard) = 0
-    GROUP BY query_id)
+    SELECT q.query_id, duckrank.empty_policy(duckrank.recall_of(q, k, cap := cap), q.num_rel, empty) AS value
+    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.recall IS 'R@k per query: relevant in top k / R (trec_eval recall.k; cap := true divides by min(R,k), relative_P; k NULL with cap: set_relative_P)';
 
@@ -85,13 +84,10 @@ CREATE OR REPLACE MACRO duckrank.f_measure(qrels, run, k := NULL, beta := 1.0, r
         duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty, beta := beta)) AS fired),
 per_query AS (
-    SELECT query_id,
-           duckrank.empty_policy(duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, num_ret, k, beta := beta),
-                                 max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates)
-    WHERE (SELECT count(fired) FROM guard) = 0
-    GROUP BY query_id)
+    SELECT q.query_id, duckrank.empty_policy(duckrank.f_measure_of(q, k, beta := beta), q.num_rel, empty) AS value
+    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.f_measure IS 'F_beta@k per query (k NULL = trec_eval set_F; beta default 1)';
 
@@ -100,13 +96,10 @@ CREATE OR REPLACE MACRO duckrank.hit_rate(qrels, run, k := NULL, rel_level := 1,
         duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty)) AS fired),
 per_query AS (
-    SELECT query_id,
-           duckrank.empty_policy(duckrank.hit_rate_agg(is_ideal, rank, tied_rel, tie_rule, k),
-                                 max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates)
-    WHERE (SELECT count(fired) FROM guard) = 0
-    GROUP BY query_id)
+    SELECT q.query_id, duckrank.empty_policy(duckrank.hit_rate_of(q, k), q.num_rel, empty) AS value
+    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.hit_rate IS 'hit@k per query: 1 if a relevant doc is in the top k (trec_eval success.k)';
 
@@ -115,25 +108,17 @@ CREATE OR REPLACE MACRO duckrank.r_precision(qrels, run, mult := 1.0, rel_level 
         duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(empty := empty, mult := mult)) AS fired),
 per_query AS (
-    SELECT query_id,
-           duckrank.empty_policy(duckrank.r_precision_agg(is_ideal, rank, tied_rel, num_rel, mult := mult),
-                                 max(num_rel), empty) AS value
-    FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates)
-    WHERE (SELECT count(fired) FROM guard) = 0
-    GROUP BY query_id)
+    SELECT q.query_id, duckrank.empty_policy(duckrank.r_precision_of(q, mult := mult), q.num_rel, empty) AS value
+    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
+                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.r_precision IS 'R-precision per query: P@R (trec_eval Rprec; mult := m gives Rprec_mult)';
 
 CREATE OR REPLACE MACRO duckrank.counts(qrels, run, rel_level := 1, max_rank := NULL, complete := false,
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-SELECT query_id,
-       1 AS num_q,
-       duckrank.retrieved_agg(num_ret) AS num_ret,
-       max(num_rel) AS num_rel,
-       CAST(duckrank.hits_agg(is_ideal, rank, doc_rel, NULL) AS BIGINT) AS num_rel_ret,
-       count(*) FILTER (WHERE NOT is_ideal AND judged_nonrel = 1) AS num_nonrel_judged_ret
-FROM duckrank.ranked(qrels, run, judged_only := true, rel_level := rel_level, max_rank := max_rank, complete := complete,
-                     unjudged := unjudged, duplicates := duplicates)
-GROUP BY query_id;
+SELECT q.query_id, 1 AS num_q, q.num_ret, q.num_rel, duckrank.num_rel_ret_of(q) AS num_rel_ret,
+       duckrank.num_nonrel_judged_ret_of(q) AS num_nonrel_judged_ret
+FROM duckrank.ranked(qrels, run, rel_level := rel_level, max_rank := max_rank, complete := complete,
+                     unjudged := unjudged, duplicates := duplicates) q;
 COMMENT ON MACRO TABLE duckrank.counts IS 'trec_eval counters per query: num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret (sum them for the summary)';

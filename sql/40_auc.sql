@@ -24,24 +24,35 @@ CREATE OR REPLACE MACRO duckrank.log_problems(log) AS (
     FROM query_table(CAST(log AS VARCHAR)));
 COMMENT ON MACRO duckrank.log_problems IS 'check a log''s scores and labels; returns the problems as text, NULL if none';
 
-CREATE OR REPLACE MACRO duckrank.auc_agg(is_ideal, doc_rel, asc_rank) AS
-    CASE WHEN count(*) FILTER (WHERE NOT is_ideal AND asc_rank IS NULL) > 0
+-- The summed positions of the relevant docs when a query's docs are sorted by (score, key)
+-- ascending: with key = rel the negatives come first within a tie, with key = -rel the positives.
+CREATE OR REPLACE MACRO duckrank.positive_positions(q, key_sign) AS
+    coalesce(list_sum(list_filter(
+        list_transform(list_sort(list_transform(q.docs, lambda d: {'score': d.score, 'key': key_sign * d.rel})),
+                       lambda d, i: CASE WHEN d.key <> 0 THEN i END),
+        lambda i: i IS NOT NULL)), 0);
+COMMENT ON MACRO duckrank.positive_positions IS 'sum of the ascending positions of the relevant docs, ties ordered by key_sign * rel';
+
+-- Per-query AUC by rank sums. A positive's average rank within its tie group is the mean of its
+-- position with the negatives of the group first and with them last, so the rank sum is the mean
+-- of the two sorts' positive positions; AUC = (rank sum - P(P + 1)/2) / (P N).
+CREATE OR REPLACE MACRO duckrank.auc_of(q) AS
+    CASE WHEN NOT q.all_docs
              -- a judged_only relation leaves out unjudged docs, so it cannot rank among them
-             THEN error('AUC needs every retrieved doc: aggregate over duckrank.ranked(..., judged_only := false)')
-         WHEN sum(doc_rel) FILTER (WHERE NOT is_ideal) > 0
-              AND sum(1 - doc_rel) FILTER (WHERE NOT is_ideal) > 0
-         THEN (sum(asc_rank) FILTER (WHERE NOT is_ideal AND doc_rel > 0)
-               - sum(doc_rel) FILTER (WHERE NOT is_ideal) * (sum(doc_rel) FILTER (WHERE NOT is_ideal) + 1) / 2)
-              / (sum(doc_rel) FILTER (WHERE NOT is_ideal) * sum(1 - doc_rel) FILTER (WHERE NOT is_ideal)) END;
-COMMENT ON MACRO duckrank.auc_agg IS 'AUC of the retrieved docs of a query by rank sums (ties averaged); NULL without both classes';
+             THEN error('AUC needs every retrieved doc: read duckrank.ranked(..., judged_only := false)')
+         WHEN list_bool_or(list_transform(q.docs, lambda d: d.rel > 0))
+              AND list_bool_or(list_transform(q.docs, lambda d: d.rel = 0))
+         THEN ((duckrank.positive_positions(q, 1) + duckrank.positive_positions(q, -1)) / 2.0
+               - duckrank.num_rel_ret_of(q) * (duckrank.num_rel_ret_of(q) + 1) / 2.0)
+              / (duckrank.num_rel_ret_of(q) * (len(q.docs) - duckrank.num_rel_ret_of(q))) END;
+COMMENT ON MACRO duckrank.auc_of IS 'AUC of the retrieved docs of a query by rank sums (ties averaged); NULL without both classes';
 
 CREATE OR REPLACE MACRO duckrank.auc(qrels, run, rel_level := 1, max_rank := NULL, complete := false,
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH per_query AS (
-    SELECT query_id, duckrank.auc_agg(is_ideal, doc_rel, asc_rank) AS value
+    SELECT q.query_id, duckrank.auc_of(q) AS value
     FROM duckrank.ranked(qrels, run, rel_level := rel_level, max_rank := max_rank, complete := complete,
-                         unjudged := unjudged, duplicates := duplicates)
-    GROUP BY query_id)
+                         unjudged := unjudged, duplicates := duplicates, judged_only := false) q)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.auc IS 'AUC per query over the retrieved docs (relevant = positive; queries without both classes are excluded)';
 

@@ -91,11 +91,11 @@ def test_ranked_checks_its_own_conventions(con):
 def test_auc_refuses_a_relation_without_the_unjudged_docs(con):
     """judged_only := true leaves the unjudged docs out, so per-query AUC could not rank among them:
     it says so instead of returning a number."""
-    fails(con, "SELECT query_id, duckrank.auc_agg(is_ideal, doc_rel, asc_rank) "
-               "FROM duckrank.ranked('qrels', 'run', judged_only := true) GROUP BY query_id",
-          r"AUC needs every retrieved doc: aggregate over duckrank.ranked\(\.\.\., judged_only := false\)")
-    assert con.execute("SELECT count(*) FROM (SELECT duckrank.auc_agg(is_ideal, doc_rel, asc_rank) "
-                       "FROM duckrank.ranked('qrels', 'run') GROUP BY query_id)").fetchall()[0][0] > 0
+    fails(con, "SELECT query_id, duckrank.auc_of(q) "
+               "FROM duckrank.ranked('qrels', 'run', judged_only := true) q",
+          r"AUC needs every retrieved doc: read duckrank.ranked\(\.\.\., judged_only := false\)")
+    assert con.execute("SELECT count(*) FROM (SELECT duckrank.auc_of(q) "
+                       "FROM duckrank.ranked('qrels', 'run') q)").fetchall()[0][0] > 0
 
 
 def test_several_bad_options_are_reported_together(con):

@@ -525,18 +525,18 @@ def test_file_paths_work_as_inputs(con, tmp_path):
 # ============================================================================ invariants
 
 BOUNDED = {
-    "precision": "duckrank.precision_agg(is_ideal, rank, tied_rel, num_ret, 3)",
-    "recall": "duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, num_ret, NULL)",
-    "f": "duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, num_ret, NULL)",
-    "ap": "duckrank.average_precision_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule, NULL)",
-    "ndcg": "duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, NULL)",
-    "bpref": "duckrank.bpref_agg(is_ideal, doc_rel, nonrel_above, num_rel, num_nonrel, tie_rule)",
-    "rprec": "duckrank.r_precision_agg(is_ideal, rank, tied_rel, num_rel)",
-    "err": "duckrank.err_agg(is_ideal, rank, err_stop, err_reach, tie_rule, NULL)",
-    "rbp": "duckrank.rbp_agg(is_ideal, rank, tied_rel, NULL)",
-    "rbp_plus_residual": "duckrank.rbp_agg(is_ideal, rank, tied_rel, NULL) "
-                         "+ duckrank.rbp_residual_agg(is_ideal, rank, is_unjudged, num_ret, NULL)",
-    "iprec": "duckrank.eleven_point_average_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule)",
+    "precision": "duckrank.precision_of(q, 3)",
+    "recall": "duckrank.recall_of(q, NULL)",
+    "f": "duckrank.f_measure_of(q, NULL)",
+    "ap": "duckrank.average_precision_of(q, NULL)",
+    "ndcg": "duckrank.ndcg_of(q, NULL)",
+    "bpref": "duckrank.bpref_of(q)",
+    "rprec": "duckrank.r_precision_of(q)",
+    "err": "duckrank.err_of(q, NULL)",
+    "rbp": "duckrank.rbp_of(q, NULL)",
+    "rbp_plus_residual": "duckrank.rbp_of(q, NULL) "
+                         "+ duckrank.rbp_residual_of(q, NULL)",
+    "iprec": "duckrank.eleven_point_average_of(q)",
 }
 
 
@@ -554,6 +554,6 @@ def test_bounded_metrics_stay_in_0_1(con, qrels, run, unjudged, ties, judged_onl
     register(con, qrels, run)
     select = ", ".join(f'{expr} AS "{name}"' for name, expr in BOUNDED.items())
     for row in con.execute(f"SELECT {select} FROM duckrank.ranked('qrels', 'run', unjudged := '{unjudged}', "
-                            f"ties := '{ties}', judged_only := {judged_only}) GROUP BY query_id").fetchall():
+                            f"ties := '{ties}', judged_only := {judged_only}) q").fetchall():
         for name, v in zip(BOUNDED, row):
             assert -1e-12 <= v <= 1 + 1e-12, (name, v, unjudged)

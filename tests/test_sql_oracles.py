@@ -16,8 +16,8 @@ descending in both trec_eval and duckrank), ids whose string order differs from 
 order ('10' < '9'), graded and negative grades, relevant docs never retrieved, queries with no
 relevant docs, queries only in the run or only in the qrels, and one-document runs.
 
-The bulk comparisons compose the *_agg macros over one duckrank.ranked relation (as the Python
-layer does): one query per data set instead of one table-macro call per measure. The seeded
+The bulk comparisons compose the per-query *_of macros over one duckrank.ranked relation (as the
+Python layer does): one query per data set instead of one table-macro call per measure. The seeded
 test runs every table macro too, so both layers meet the oracle.
 """
 
@@ -134,35 +134,35 @@ def pytrec_measure_set():
 def duckrank_columns():
     """pytrec_eval output key -> aggregate expression over duckrank.ranked."""
     cols = {
-        "map": "duckrank.average_precision_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule, NULL)",
-        "ndcg": "duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, NULL)",
-        "recip_rank": "duckrank.reciprocal_rank_agg(is_ideal, rank, doc_rel, tie_rule, NULL)",
-        "Rprec": "duckrank.r_precision_agg(is_ideal, rank, tied_rel, num_rel)",
-        "bpref": "duckrank.bpref_agg(is_ideal, doc_rel, nonrel_above, num_rel, num_nonrel, tie_rule)",
-        "set_F": "duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, num_ret, NULL)",
-        "set_P": "duckrank.precision_agg(is_ideal, rank, tied_rel, num_ret, NULL)",
-        "set_recall": "duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, num_ret, NULL)",
-        "set_relative_P": "duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, num_ret, NULL, cap := true)",
-        "11pt_avg": "duckrank.eleven_point_average_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule)",
-        "num_ret": "duckrank.retrieved_agg(num_ret)",
-        "num_rel": "max(num_rel)",
-        "num_rel_ret": "duckrank.hits_agg(is_ideal, rank, doc_rel, NULL)",
-        "num_nonrel_judged_ret": "count(*) FILTER (WHERE NOT is_ideal AND judged_nonrel = 1)",
+        "map": "duckrank.average_precision_of(q, NULL)",
+        "ndcg": "duckrank.ndcg_of(q, NULL)",
+        "recip_rank": "duckrank.reciprocal_rank_of(q, NULL)",
+        "Rprec": "duckrank.r_precision_of(q)",
+        "bpref": "duckrank.bpref_of(q)",
+        "set_F": "duckrank.f_measure_of(q, NULL)",
+        "set_P": "duckrank.precision_of(q, NULL)",
+        "set_recall": "duckrank.recall_of(q, NULL)",
+        "set_relative_P": "duckrank.recall_of(q, NULL, cap := true)",
+        "11pt_avg": "duckrank.eleven_point_average_of(q)",
+        "num_ret": "q.num_ret",
+        "num_rel": "q.num_rel",
+        "num_rel_ret": "duckrank.num_rel_ret_of(q)",
+        "num_nonrel_judged_ret": "duckrank.num_nonrel_judged_ret_of(q)",
     }
     for k in CUTOFFS:
-        cols[f"P_{k}"] = f"duckrank.precision_agg(is_ideal, rank, tied_rel, num_ret, {k})"
-        cols[f"recall_{k}"] = f"duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, num_ret, {k})"
-        cols[f"relative_P_{k}"] = f"duckrank.recall_agg(is_ideal, rank, tied_rel, num_rel, num_ret, {k}, cap := true)"
+        cols[f"P_{k}"] = f"duckrank.precision_of(q, {k})"
+        cols[f"recall_{k}"] = f"duckrank.recall_of(q, {k})"
+        cols[f"relative_P_{k}"] = f"duckrank.recall_of(q, {k}, cap := true)"
         cols[f"map_cut_{k}"] = (
-            f"duckrank.average_precision_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule, {k})")
-        cols[f"ndcg_cut_{k}"] = f"duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, {k})"
-        cols[f"success_{k}"] = f"duckrank.hit_rate_agg(is_ideal, rank, tied_rel, tie_rule, {k})"
+            f"duckrank.average_precision_of(q, {k})")
+        cols[f"ndcg_cut_{k}"] = f"duckrank.ndcg_of(q, {k})"
+        cols[f"success_{k}"] = f"duckrank.hit_rate_of(q, {k})"
     for level in range(11):
         cols[f"iprec_at_recall_{level / 10:.2f}"] = (
-            "duckrank.interpolated_precision_agg(is_ideal, rank, doc_rel, cum_rel, num_rel, tie_rule, "
+            "duckrank.interpolated_precision_of(q, "
             f"{level / 10})")
     for mult in RPREC_MULTS:
-        cols[f"Rprec_mult_{mult:.2f}"] = f"duckrank.r_precision_agg(is_ideal, rank, tied_rel, num_rel, mult := {mult})"
+        cols[f"Rprec_mult_{mult:.2f}"] = f"duckrank.r_precision_of(q, mult := {mult})"
     return cols
 
 
@@ -175,7 +175,7 @@ def duckrank_by_aggregates(con, rel_level=1, unjudged="nonrelevant", judged_rows
     names = list(COLUMNS)
     select = ",\n".join(f'{COLUMNS[n]} AS "{n}"' for n in names)
     sql = (f"SELECT query_id, {select} FROM duckrank.ranked('qrels', 'run', rel_level := {rel_level}, "
-           f"unjudged := '{unjudged}', judged_only := {judged_rows_only}) GROUP BY query_id")
+           f"unjudged := '{unjudged}', judged_only := {judged_rows_only}) q")
     return {row[0]: dict(zip(names, map(float, row[1:]))) for row in con.execute(sql).fetchall()}
 
 
@@ -316,7 +316,8 @@ def test_ties_follow_trec_evals_doc_id_descending_rule(con):
     run = [("1", d, 1.0) for d in docs]
     register(con, qrels, run)
     ranking = [d for d, in con.execute(
-        "SELECT doc_id FROM duckrank.ranked('qrels', 'run') WHERE NOT is_ideal ORDER BY rank").fetchall()]
+        "SELECT d.doc_id FROM (SELECT unnest(docs) AS d FROM duckrank.ranked('qrels', 'run', judged_only := false)) "
+        "ORDER BY d.rank").fetchall()]
     assert ranking == ["a", "9", "100", "10", "1"]
     want = pytrec(qrels, run, measures={"map", "recip_rank", "P.2"})
     got = duckrank_by_aggregates(con)
@@ -396,13 +397,13 @@ def ranx_to_duckrank(metric: str) -> str:
     name, _, level = metric.partition("-l")
     if name.startswith("rbp."):
         p = float("0." + name[4:])
-        return f"duckrank.rbp_agg(is_ideal, rank, tied_rel, NULL, p := {p})"
+        return f"duckrank.rbp_of(q, NULL, p := {p})"
     base, _, k = name.partition("@")
     k_sql = k or "NULL"
     return {
-        "ndcg_burges": f"duckrank.ndcg_agg(is_ideal, rank, tied_gain, doc_gain, ideal_docs, ideal_discount, run_ideal_rank, {k_sql})",
-        "hit_rate": f"duckrank.hit_rate_agg(is_ideal, rank, tied_rel, tie_rule, {k_sql})",
-        "f1": f"duckrank.f_measure_agg(is_ideal, rank, tied_rel, num_rel, num_ret, {k_sql})",
+        "ndcg_burges": f"duckrank.ndcg_of(q, {k_sql})",
+        "hit_rate": f"duckrank.hit_rate_of(q, {k_sql})",
+        "f1": f"duckrank.f_measure_of(q, {k_sql})",
     }[base]
 
 
@@ -435,7 +436,7 @@ def test_ranx_ndcg_burges_hit_rate_f1_rbp(con):
             metrics = [m for m in case["metrics"] if int(m.partition("-l")[2] or 1) == level]
             select = ", ".join(ranx_to_duckrank(m) for m in metrics)
             sql = (f"SELECT query_id, {select} FROM duckrank.ranked('qrels', 'run', gain := 'exp', "
-                   f"rel_level := {level}, complete := true, judged_only := {judged_only}) GROUP BY query_id")
+                   f"rel_level := {level}, complete := true, judged_only := {judged_only}) q")
             rows = {row[0]: dict(zip(metrics, row[1:])) for row in con.execute(sql).fetchall()}
             for metric in metrics:
                 assert set(rows) == set(want[metric]), metric
