@@ -8,19 +8,26 @@ and validates; every number comes from the SQL library.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
 
-from duckrank._library import configure, connect, library_digest, load, shared_cursor
+from duckrank._library import (configure, connect, holds_library, library_digest, library_sql, load,
+                               shared_cursor)
 from duckrank._sql import literal, quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError
 from duckrank.inputs import Source, fresh_name, read_table
 from duckrank.measures import Measure, parse_measures, sql_literal
 
-_SUMMARY_SQL = {"mean": "avg(value)", "sum": "sum(value)", "gmean": "duckrank.geometric_mean(value)",
+# Means are summed in query order (not by DuckDB's parallel avg), so a summary is the same bits on
+# every run and thread count. Counters are integers: their sums are exact in any order.
+_SUMMARY_SQL = {"mean": "list_sum(list(value ORDER BY query_id)) / count(value)", "sum": "sum(value)",
+                "gmean": "exp(list_sum(list(duckrank.log_floored(value) ORDER BY query_id)) / count(value))",
                 "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)"}
 
 
@@ -124,7 +131,7 @@ def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
             problems.append(f"{name} must be a string; got {conventions[name]!r}")
     if problems:
         return problems
-    checked = _option_problem_parameters(con)
+    checked = _option_problem_parameters()
     checks = ["concat_ws(chr(10), duckrank.convention_problems(" + ", ".join(
         f"{name} := {literal(conventions.get(name, default))}"
         for name, default in (("rel_level", 1), ("ties", "trec"), ("max_rank", None),
@@ -156,17 +163,12 @@ def _run_checks(con: duckdb.DuckDBPyConnection, sql: str) -> list[str | None]:
     return _CHECKED[key]
 
 
-_PARAMETERS: dict[str, frozenset[str]] = {}
-
-
-def _option_problem_parameters(con: duckdb.DuckDBPyConnection) -> frozenset[str]:
-    """The options duckrank.option_problems checks (read once per library version)."""
-    digest = library_digest()
-    if digest not in _PARAMETERS:
-        _PARAMETERS[digest] = frozenset(con.execute(
-            "SELECT parameters FROM duckdb_functions() WHERE schema_name = 'duckrank' "
-            "AND function_name = 'option_problems'").fetchall()[0][0])
-    return _PARAMETERS[digest]
+@functools.cache
+def _option_problem_parameters() -> frozenset[str]:
+    """The options duckrank.option_problems checks: its parameters, read from the library's text
+    (asking the catalog costs a first evaluation more than the whole check)."""
+    signature = re.search(r"MACRO duckrank\.option_problems\((.*?)\) AS", library_sql(), re.S)
+    return frozenset(re.findall(r"(\w+) :=", signature[1]))
 
 
 def _path_of(source: Source) -> str:
@@ -233,9 +235,11 @@ def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any], judged_onl
     return f"duckrank.ranked({literal(plan.qrels_view)}, {literal(plan.run_view)}, {', '.join(args)})"
 
 
-def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any]) -> str:
+def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
+                   g_max: float | None = None) -> str:
     """(key columns, query_id, measure_index, value) for every ranking measure, one pass per
-    group of measures sharing the relation options."""
+    group of measures sharing the relation options. g_max pins ERR's default top grade (the
+    largest grade of the whole qrels, which one batch of queries may lack)."""
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(measures):
         if measure.summary != "log":
@@ -244,6 +248,8 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
     empty = sql_literal(conventions["empty"])
     ctes, selects = [], []
     for group, (key, indexes) in enumerate(groups.items()):
+        if key[3] is None and g_max is not None:
+            key = (*key[:3], g_max)
         columns = ", ".join(f"{measures[i].aggregate_sql()} AS m{i}" for i in indexes)
         judged_only = all(measures[i].metric.judged_only for i in indexes)
         ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} "
@@ -354,6 +360,46 @@ def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels
                       f"{qrels.label} (e.g. {sample(qrels.view)}); check that both describe the same queries")
 
 
+# Memory the list pipeline of duckrank.ranked holds per run row (W10M peaks at about 0.9 GiB for
+# 10 M rows), with a margin. A run that would fill more than half of DuckDB's memory limit is scored
+# in batches of queries, each ranked on its own: lists that spill to disk cost far more than
+# reading the run once per batch.
+BYTES_PER_RUN_ROW = 100
+MAX_BATCHES = 128  # each batch reads the run once: past this, spilling is the lesser cost
+_SIZE_UNITS = {"bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+               "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40}
+
+
+def _memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> float:
+    setting = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    match = re.fullmatch(r"\s*([\d.]+)\s*([A-Za-z]+)\s*", setting)
+    if not match or match[2].lower() not in _SIZE_UNITS:
+        return float("inf")  # no limit DuckDB states: no batches
+    return float(match[1]) * _SIZE_UNITS[match[2].lower()]
+
+
+def _query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
+    rows = con.execute(f"SELECT count(*) FROM {quote_identifier(plan.run_view)}").fetchall()[0][0]
+    return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (_memory_limit_bytes(con) / 2))))
+
+
+def _batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+                       conventions: dict[str, Any], batches: int) -> list[str]:
+    """The per-query SELECT of each batch of queries (split by a hash of the query key)."""
+    top = con.execute(f"SELECT greatest(max(relevance), 0) FROM {quote_identifier(plan.qrels_view)}").fetchall()[0][0]
+    selects = []
+    for batch in range(batches):
+        views = []
+        for view in (plan.run_view, plan.qrels_view):
+            name = fresh_name("batch")
+            con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {quote_identifier(view)} "
+                        f"WHERE hash(query_id) % {batches} = {batch}").fetchall()
+            views.append(name)
+        part = dataclasses.replace(plan, run_view=views[0], qrels_view=views[1])
+        selects.append(_per_query_sql(part, measures, conventions, g_max=top))
+    return selects
+
+
 def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("map",), *, log: Any = None,
             label: str | None = None, label_map: dict[Any, float] | None = None, run_names: list[str] | None = None,
             by: list[str] | str | None = None, run_format: str | None = None, qrels_format: str | None = None,
@@ -377,7 +423,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         parsed = [_with_gain(m, gain) for m in parsed]
     segments = [by] if isinstance(by, str) else list(by or [])
     if con is not None:
-        con = load(con)
+        con = con if holds_library(con) else load(con)
     elif threads is None and memory_limit is None and temp_dir is None:
         con = shared_cursor()
     else:  # engine settings are the database's: a private one, so no other call inherits them
@@ -408,19 +454,20 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     table = fresh_name("results")
     try:
         plan = _plan(con, run_sources, qrels_source, run_names, segments)
-        selects = []
-        if any(m.summary != "log" for m in parsed):
-            selects.append(_per_query_sql(plan, parsed, conventions))
+        ranking = [m for m in parsed if m.summary != "log"]
+        batches = _query_batches(con, plan) if ranking else 1
+        parts = (_batched_per_query(con, plan, parsed, conventions, batches) if batches > 1
+                 else [_per_query_sql(plan, parsed, conventions)] if ranking else [])
         log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
         if log_measures:
-            selects.append(_log_sql(con, plan, log_measures, rel_level, source if log is not None else None))
+            log_sql = _log_sql(con, plan, log_measures, rel_level, source if log is not None else None)
+            parts = [f"{parts[0]} UNION ALL {log_sql}", *parts[1:]] if parts else [log_sql]
         runs_sql = ", ".join(f"({i}, {literal(n)})" for i, n in enumerate(plan.runs))
-        per_query = (f"SELECT r.run_index, p.* FROM ({' UNION ALL '.join(selects)}) p "
-                     f"JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)")
-        if summary_only:
-            rows = con.execute(summary_sql(f"({per_query})", plan.runs, parsed, segments)).fetchall()
+        per_query = [f"SELECT r.run_index, p.* FROM ({part}) p JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)"
+                     for part in parts]
+        if summary_only and len(per_query) == 1:
+            rows = con.execute(summary_sql(f"({per_query[0]})", plan.runs, parsed, segments)).fetchall()
             scored = {row[-2] for row in rows}
-            ranking = [m for m in parsed if m.summary != "log"]
             if not any(m.spelling in scored for m in ranking) and any(m.metric.per_query for m in ranking):
                 raise _no_common_queries(con, run_sources, qrels_source)
             return Results(con, plan.runs, parsed, None, segments, rows)
@@ -429,7 +476,10 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
                                  for i, m in enumerate(parsed))
         con.execute(f"CREATE TEMP TABLE {table}_measures AS SELECT * FROM (VALUES {measures_sql}) "
                     f"t(measure_index, measure, per_query)").fetchall()
-        con.execute(f"CREATE TEMP TABLE {table} AS {per_query}").fetchall()
+        # one batch at a time, so that each batch's lists are freed before the next is ranked
+        con.execute(f"CREATE TEMP TABLE {table} AS {per_query[0]}").fetchall()
+        for part in per_query[1:]:
+            con.execute(f"INSERT INTO {table} {part}").fetchall()
     except duckdb.Error as error:
         raise _translate(error, sources) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
@@ -457,6 +507,7 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
             return relation
         return relation.project(", ".join([*(quote_identifier(b) for b in results.by), "query_id", "measure", "value"]))
     results = compute(qrels, run, measures, summary_only=True, **options)
+    values = results.as_dict()
     if options.get("con") is None:
         results.con.close()  # duckrank's own cursor: its views and registered frames go with it
-    return results.as_dict()
+    return values

@@ -16,7 +16,9 @@ COMMENT ON MACRO duckrank.ratio IS 'numerator / denominator, 0 when the denomina
 CREATE OR REPLACE MACRO duckrank.gain_of(grade, gain := 'linear',
         gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[]))) AS
     CASE WHEN grade IS NULL THEN 0.0
-         WHEN CAST(gain_map AS MAP(DOUBLE, DOUBLE))[CAST(grade AS DOUBLE)] IS NOT NULL AND grade >= 0
+         -- the cardinality test folds away for the (constant) empty map, and with it the lookup
+         WHEN cardinality(gain_map) > 0 AND grade >= 0
+              AND CAST(gain_map AS MAP(DOUBLE, DOUBLE))[CAST(grade AS DOUBLE)] IS NOT NULL
              THEN CAST(gain_map AS MAP(DOUBLE, DOUBLE))[CAST(grade AS DOUBLE)]
          WHEN gain = 'exp' THEN power(2.0, greatest(grade, 0)) - 1
          WHEN gain = 'raw' THEN CAST(grade AS DOUBLE)
@@ -49,6 +51,10 @@ CREATE OR REPLACE MACRO duckrank.empty_policy(value, num_rel, empty := 'zero') A
 COMMENT ON MACRO duckrank.empty_policy IS 'apply the empty-relevance policy (zero|skip|nan) to a per-query value';
 
 -- trec_eval's gm_map / gm_bpref: geometric mean with values floored at 1e-5.
+CREATE OR REPLACE MACRO duckrank.log_floored(value) AS
+    ln(greatest(value, 0.00001));
+COMMENT ON MACRO duckrank.log_floored IS 'ln(max(value, 1e-5)): what trec_eval''s gm_map averages';
+
 CREATE OR REPLACE MACRO duckrank.geometric_mean(value) AS
-    exp(avg(ln(greatest(value, 0.00001))));
+    exp(avg(duckrank.log_floored(value)));
 COMMENT ON MACRO duckrank.geometric_mean IS 'geometric mean of per-query values floored at 1e-5 (trec_eval gm_map)';

@@ -59,31 +59,24 @@ CREATE OR REPLACE MACRO duckrank.repeated_doc(sorted_ids) AS
                 lambda d: d IS NOT NULL)[1];
 COMMENT ON MACRO duckrank.repeated_doc IS 'a doc id that occurs twice in a sorted list of ids, NULL if none';
 
--- Aggregate: what the run's checks need of one query's rows: NULL doc ids, docs listed more than
--- once (counted by 64-bit hashes of the ids, far cheaper than grouping every (query, doc) pair;
--- the repeated doc is named from the query's list only when there is one) and a bad score.
+-- Aggregate: what the run's checks need of one query's rows: NULL doc ids and a bad score.
 CREATE OR REPLACE MACRO duckrank.run_checks(query_id, doc_id, score) AS
     {'null_docs': count(*) FILTER (WHERE doc_id IS NULL),
-     'repeats': count(*) - count(DISTINCT hash(doc_id)),
      'bad_score': duckrank.first_offender(query_id, doc_id, score IS NULL OR NOT isfinite(score))};
-COMMENT ON MACRO duckrank.run_checks IS 'aggregate: a run query''s NULL doc ids, repeated docs and first bad score';
+COMMENT ON MACRO duckrank.run_checks IS 'aggregate: a run query''s NULL doc ids and first bad score';
 
--- One doc of a ranking as metrics read it, from its rank, ids, judged grade and the query's
--- imputed grade (unjudged := mean|median; else NULL), and its tie group's mean relevance and gain
--- (ties := 'average'; else NULL).
-CREATE OR REPLACE MACRO duckrank.ranked_doc(rank, doc_id, score, judged_grade, imputed_grade, tied_rel, tied_gain,
-        rel_level, gain, gain_map, stop_scale) AS
-    {'rank': rank, 'doc_id': doc_id, 'score': score,
-     'grade': coalesce(judged_grade, imputed_grade), 'judged_grade': judged_grade,
-     'rel': duckrank.relevant(coalesce(judged_grade, imputed_grade), rel_level),
-     'nonrel': CAST(duckrank.judged_nonrelevant(coalesce(judged_grade, imputed_grade), rel_level) AS DOUBLE),
-     'gain': duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain := gain, gain_map := gain_map),
-     'tied_rel': coalesce(tied_rel, duckrank.relevant(coalesce(judged_grade, imputed_grade), rel_level)),
-     'tied_gain': coalesce(tied_gain, duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain := gain,
-                                                       gain_map := gain_map)),
-     -- an imputed grade counts as a judgment
-     'unjudged': coalesce(judged_grade, imputed_grade) IS NULL OR coalesce(judged_grade, imputed_grade) < 0,
-     'err_stop': duckrank.err_stop(coalesce(judged_grade, imputed_grade), stop_scale)};
+-- One doc of a ranking as metrics read it, from d = {rank, doc_id, score, judged_grade, grade, tied}:
+-- grade is the judged grade, else the query's imputed one (unjudged := mean|median), else NULL;
+-- tied holds its tie group's mean relevance and gain under ties := 'average' (else NULL).
+CREATE OR REPLACE MACRO duckrank.ranked_doc(d, rel_level, gain, gain_map, stop_scale) AS
+    {'rank': d.rank, 'doc_id': d.doc_id, 'score': d.score, 'grade': d.grade, 'judged_grade': d.judged_grade,
+     'rel': duckrank.relevant(d.grade, rel_level),
+     'nonrel': CAST(duckrank.judged_nonrelevant(d.grade, rel_level) AS DOUBLE),
+     'gain': duckrank.gain_of(d.grade, gain := gain, gain_map := gain_map),
+     'tied_rel': coalesce(d.tied.rel, duckrank.relevant(d.grade, rel_level)),
+     'tied_gain': coalesce(d.tied.gain, duckrank.gain_of(d.grade, gain := gain, gain_map := gain_map)),
+     'unjudged': d.grade IS NULL OR d.grade < 0,  -- an imputed grade counts as a judgment
+     'err_stop': duckrank.err_stop(d.grade, stop_scale)};
 COMMENT ON MACRO duckrank.ranked_doc IS 'one element of duckrank.ranked''s docs: rank, ids, grade and what metrics read of it';
 
 CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL,
@@ -114,7 +107,7 @@ qrels_rows AS NOT MATERIALIZED (
 -- The qrels checked per query in one pass: how many judgments repeat a doc (counted by 64-bit
 -- hashes of the doc ids, far cheaper than grouping every (query, doc) pair), and the first bad rows.
 qrels_checks AS MATERIALIZED (
-    SELECT query_id, count(*) - count(DISTINCT hash(doc_id)) AS repeats,
+    SELECT query_id, count(*) - list_unique(list(hash(doc_id))) AS repeats,
            duckrank.first_offender(query_id, doc_id, query_id IS NULL OR doc_id IS NULL) AS null_id,
            duckrank.first_offender(query_id, doc_id, grade IS NULL OR NOT isfinite(grade)) AS bad_grade
     FROM qrels_rows GROUP BY query_id
@@ -228,23 +221,28 @@ top_grade AS (
 -- The ranking as metrics read it: max_rank cuts the list; each kept doc gets its rank and what
 -- metrics read of its grade; judged_only keeps only the docs with a grade (their positions are
 -- found first, so only those become structs). Also the run's checks, per query: a doc listed
--- twice is counted by hashes and named only when there is one.
+-- twice (among those ranked: unjudged := 'skip' drops the others) is counted by hashes and named
+-- only when there is one.
 ranked_docs AS MATERIALIZED (
-    SELECT query_id, checks, repeated_doc,
+    SELECT query_id, checks, repeats, repeated_doc,
            CASE WHEN repeated_doc IS NOT NULL
                 THEN len(list_filter(sorted, lambda d: d.doc_id = repeated_doc)) END AS repeated_copies,
            num_ret,
-           list_transform(
+           list_transform(list_transform(
                CASE WHEN NOT judged_only OR ties = 'average' OR imputed_grade IS NOT NULL THEN range(1, num_ret + 1)
                     ELSE list_filter(list_transform(sorted[1:num_ret],
                                                     lambda d, i: CASE WHEN d.judged_grade IS NOT NULL THEN i END),
                                      lambda i: i IS NOT NULL) END,
-               lambda i: duckrank.ranked_doc(i, sorted[i].doc_id, sorted[i].score, sorted[i].judged_grade, imputed_grade,
-                                             tied[i].rel, tied[i].gain, rel_level, gain, gain_map, stop_scale)) AS docs
-    FROM (SELECT *, least(len(sorted), coalesce(max_rank, len(sorted))) AS num_ret,
-                 CASE WHEN checks.repeats > 0
-                      THEN duckrank.repeated_doc(list_sort(list_transform(sorted, lambda d: d.doc_id))) END AS repeated_doc
-          FROM sorted_docs)
+               lambda i: {'rank': i, 'doc_id': sorted[i].doc_id, 'score': sorted[i].score,
+                          'judged_grade': sorted[i].judged_grade,
+                          'grade': coalesce(sorted[i].judged_grade, imputed_grade), 'tied': tied[i]}),
+               lambda d: duckrank.ranked_doc(d, rel_level, gain, gain_map, stop_scale)) AS docs
+    FROM (SELECT *, CASE WHEN repeats > 0
+                             THEN duckrank.repeated_doc(list_sort(list_transform(sorted, lambda d: d.doc_id))) END AS repeated_doc
+          FROM (SELECT *, least(len(sorted), coalesce(max_rank, len(sorted))) AS num_ret,
+                       -- docs listed more than once, counted by 64-bit hashes of their ids (cheap)
+                       len(sorted) - list_unique(list_transform(sorted, lambda d: hash(d.doc_id))) AS repeats
+                FROM sorted_docs))
     CROSS JOIN top_grade
 ),
 -- The ideal ranking as blocks: the docs of one grade share a run of ranks, best gain first. Under
@@ -291,15 +289,12 @@ problems AS (
               THEN 'run ' || duckrank.show(run) || ' has a NULL, NaN or infinite score for query_id '
                    || duckrank.show(checks.bad_score.query_id) || ', doc_id ' || duckrank.show(checks.bad_score.doc_id)
                    || '; scores must be finite numbers: fix or drop those rows' END,
-         CASE WHEN checks.repeats > 0 AND query_id IS NOT NULL
-              THEN 'run ' || duckrank.show(run) || CASE WHEN repeated_doc IS NOT NULL
-                       THEN ' has ' || repeated_copies || ' rows for query_id ' || duckrank.show(query_id)
-                            || ', doc_id ' || duckrank.show(repeated_doc)
-                       -- the repeated doc is among those unjudged := 'skip' dropped
-                       ELSE ' lists a doc of query_id ' || duckrank.show(query_id) || ' more than once' END
+         CASE WHEN repeats > 0 AND query_id IS NOT NULL
+              THEN 'run ' || duckrank.show(run) || ' has ' || repeated_copies || ' rows for query_id '
+                   || duckrank.show(query_id) || ', doc_id ' || duckrank.show(repeated_doc)
                    || '; each (query_id, doc_id) must appear once: remove the duplicates or pass duplicates := ''max''' END)
      FROM ranked_docs
-     WHERE query_id IS NULL OR checks.null_docs > 0 OR checks.bad_score IS NOT NULL OR checks.repeats > 0
+     WHERE query_id IS NULL OR checks.null_docs > 0 OR checks.bad_score IS NOT NULL OR repeats > 0
      LIMIT 1)
     UNION ALL
     (SELECT concat_ws(chr(10),

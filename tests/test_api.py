@@ -363,3 +363,63 @@ def test_memory_limit_reaches_duckdb_scaled():
     assert limit == "762.9 MiB"  # 800 MB, DuckDB prints MiB
     with pytest.raises(duckrank.OptionError, match=r"cannot set DuckDB's memory_limit to 'lots'"):
         duckrank.evaluate(str(QRELS), str(RUN), ["map"], memory_limit="lots")
+
+
+def test_repeated_evaluation_in_one_process_is_stable_and_releases_the_frames():
+    """A notebook loop: evaluate() reuses duckrank's own database, gives the same numbers every
+    time, and keeps no reference to the caller's frames once it returns."""
+    import gc
+    import weakref
+
+    qrels, run = pq.read_table(QRELS).to_pandas(), pq.read_table(RUN).to_pandas()
+    measures = ["ndcg@10", "map", "recip_rank", "P@10"]
+    first = duckrank.evaluate(qrels, run, measures)
+    assert first == duckrank.evaluate(QRELS, RUN, measures)
+    for _ in range(3):
+        assert duckrank.evaluate(qrels, run, measures) == first
+    qrels_ref, run_ref = weakref.ref(qrels), weakref.ref(run)
+    del qrels, run
+    gc.collect()
+    assert qrels_ref() is None and run_ref() is None
+
+
+def test_evaluation_library_subset_holds_every_measure():
+    """The shared database loads only what evaluate() reads (no per-metric table macros, no
+    COMMENTs); every measure must still compute there, and give the full library's numbers."""
+    from duckrank._library import evaluation_sql, library_sql
+
+    assert "COMMENT ON" not in evaluation_sql() and len(evaluation_sql()) < len(library_sql())
+    spellings = ["P@5", "R@10", "F@5", "Hit@3", "RR", "AP@10", "AP(denominator=min)@5", "Rprec", "bpref",
+                 "IPrec@0.3", "11pt_avg", "CG@5", "DCG@5", "IDCG@5", "nDCG(ideal=run)@5", "ERR@5", "RBP(p=0.5)@10",
+                 "rbp_resid", "AUC", "MAE", "RMSE", "num_q", "num_ret", "num_rel", "num_rel_ret",
+                 "num_nonrel_judged_ret", "gm_map", "gm_bpref"]
+    shared = duckrank.evaluate(QRELS, RUN, spellings)
+    full = duckrank.evaluate(QRELS, RUN, spellings, con=duckrank.connect())
+    assert set(shared) == set(spellings)
+    for spelling in spellings:
+        assert shared[spelling] == pytest.approx(full[spelling], rel=1e-12, abs=1e-15), spelling
+
+
+@pytest.mark.parametrize("options", [{}, {"ties": "average"}, {"unjudged": "median", "complete": True}])
+def test_batches_of_queries_give_the_same_per_query_values(monkeypatch, options):
+    """A run too large for the memory limit is scored in batches of queries; every per-query value
+    (ERR's default top grade included, which one batch may lack) is the same as in one pass."""
+    from duckrank import evaluation
+
+    measures = ["nDCG@10", "P@5"] if options.get("ties") == "average" else ["ERR@10", "map", "ndcg", "bpref", "AUC"]
+
+    def per_query():
+        return sorted(duckrank.evaluate(QRELS, RUN, measures, per_query=True, **options).fetchall())
+
+    whole = per_query()
+    monkeypatch.setattr(evaluation, "_query_batches", lambda con, plan: 4)
+    assert per_query() == whole
+    assert {measure for _, measure, _ in whole} == set(measures)
+
+
+def test_summaries_are_the_same_bits_whatever_the_threads():
+    """Means are summed in query order, so the summary does not depend on DuckDB's parallelism."""
+    measures = ["map", "ndcg", "P@10", "gm_map", "bpref"]
+    one = duckrank.evaluate(QRELS, RUN, measures, threads=1)
+    assert duckrank.evaluate(QRELS, RUN, measures, threads=2) == one
+    assert duckrank.evaluate(QRELS, RUN, measures, threads=4) == one
