@@ -95,7 +95,98 @@ def _read_file(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str) -
     return _read_trec(con, path, fmt, kind)
 
 
+# TREC text: each line's fields as DuckDB reads them (the value as DOUBLE), and the fields kept.
+_TREC_LAYOUTS = {
+    "trec_run": ({"query_id": "VARCHAR", "q0": "VARCHAR", "doc_id": "VARCHAR", "rank": "VARCHAR",
+                  "score": "DOUBLE", "run_id": "VARCHAR"}, ("query_id", "doc_id", "score", "run_id")),
+    "trec_qrels": ({"query_id": "VARCHAR", "iteration": "VARCHAR", "doc_id": "VARCHAR", "relevance": "DOUBLE"},
+                   ("query_id", "doc_id", "relevance")),
+}
+
+
 def _read_trec(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str) -> duckdb.DuckDBPyRelation:
+    """TREC text: DuckDB's parallel CSV reader for the common layout, else the line reader."""
+    fast = _read_trec_fast(con, path, fmt)
+    return fast if fast is not None else _read_trec_lines(con, path, fmt, kind)
+
+
+def _trec_delimiter(path: str) -> str:
+    """Tab if the first line has one (trec_eval's own runs are tab-separated, their scores padded
+    with spaces), else space: a wrong guess only costs the fast path."""
+    return "\t" if "\t" in _first_line(path) else " "
+
+
+# Characters no field may hold, but for the separator: what the line reader also splits on (RE2's
+# \s, less the newline), and \x01, the line reader's own column separator, on which it fails.
+_SPLITTING = "\t\f\r \x01"
+
+
+def _plain_bytes(path: str, sep: str) -> bool:
+    """Whether `path` is one local, uncompressed file of ASCII bytes holding none of _SPLITTING but
+    the separator. Then no field can hold one, nor can a line start or end with a character trim()
+    strips (an ASCII one is a space: in a space-separated file, an empty field), so the per-row
+    checks reduce to 'no field is empty'. A byte scan: about 0.2 s for 250 MB, against about 0.8 s
+    of CPU for the per-row checks it saves."""
+    if any(c in path for c in "*?[") or path.lower().endswith((".gz", ".gzip", ".zst", ".zstd")):
+        return False  # a glob, or a file DuckDB would decompress: check every row
+    forbidden = [c.encode() for c in _SPLITTING if c != sep]
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 22):
+                if not chunk.isascii() or any(c in chunk for c in forbidden):
+                    return False
+    except OSError:
+        return False  # not a local file (a URL, say): check every row
+    return True
+
+
+def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str) -> duckdb.DuckDBPyRelation | None:
+    """The file in a TEMP TABLE written by DuckDB's parallel CSV reader, or None if any line is
+    not the common layout, so that the caller falls back to the line reader (whose message names
+    the bad line). Nothing is returned before the whole file has been read and checked.
+
+    The fast path accepts only files the line reader reads the same, field for field: every
+    non-blank line has exactly the layout's fields, one space (or one tab) apart (strict mode: a
+    seventh run field, a double or leading separator fails); no field is empty (the CSV reader
+    makes an empty field NULL); no field holds a character of _SPLITTING but the separator; the
+    line does not start or end with a character the line reader's trim() strips (Unicode space
+    separators); and the value reads as a DOUBLE (the CSV reader's DOUBLE accepts what CAST does:
+    1e-3, -2.5E+2, inf, nan, and the whitespace around a number that the line reader drops)."""
+    types, kept = _TREC_LAYOUTS[fmt]
+    names = list(types)
+    value = next(n for n, t in types.items() if t == "DOUBLE")
+    sep = _trec_delimiter(path)
+    first, last, number = (quote_identifier(n) for n in (names[0], names[-1], value))
+    if _plain_bytes(path, sep):
+        checks = [f"{quote_identifier(n)} IS NOT NULL" for n in names]
+        joined = ""
+    else:  # the text fields joined once (NULL if any is empty), then searched for each character
+        checks = [f"{number} IS NOT NULL",
+                  *(f"NOT contains(duckrank_line, chr({ord(c)}))" for c in _SPLITTING if c != sep),
+                  f"ltrim({first}) = {first}"]
+        if names[-1] != value:
+            checks.append(f"rtrim({last}) = {last}")
+        joined = ", " + " || ".join(quote_identifier(n) for n in names if n != value) + " AS duckrank_line"
+    # error() fails the whole read on the first bad row: a table that exists is valid throughout.
+    selected = ", ".join(f"CASE WHEN {' AND '.join(checks)} THEN {number} "
+                         f"ELSE error('not the common TREC layout') END AS {number}"
+                         if n == value else quote_identifier(n) for n in kept)
+    columns = ", ".join(f"{literal(n)}: {literal(t)}" for n, t in types.items())
+    table = fresh_name("trec")
+    try:
+        con.execute(
+            f"CREATE TEMP TABLE {table} AS SELECT {selected} FROM (SELECT *{joined} "
+            f"FROM read_csv({literal(path)}, delim={literal(sep)}, quote='', escape='', comment='', header=false, "
+            f"auto_detect=false, strict_mode=true, null_padding=false, ignore_errors=false, "
+            f"columns={{{columns}}}))").fetchall()
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error:
+        return None
+    return con.sql(f"SELECT * FROM {table}")
+
+
+def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str) -> duckdb.DuckDBPyRelation:
     """TREC text: whitespace-separated fields, checked line by line so a bad line is named."""
     lines = con.read_csv(path, header=False, sep="\x01", columns={"line": "VARCHAR"}, quotechar="",
                          escapechar="", comment="")
