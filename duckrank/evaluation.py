@@ -315,11 +315,13 @@ def _translate(error: duckdb.Error, sources: list[Source]) -> DuckrankError:
 
 
 def _with_gain(measure: Measure, gain: str) -> Measure:
+    """The gain convention, for a measure that takes a gain and whose spelling named none
+    (nDCG(gain=linear)@10 keeps linear gains whatever the convention)."""
     params = measure.params
-    if "gain" not in params or params["gain"] != "linear":
+    if "gain" not in params or "gain" in measure.named:
         return measure
     params["gain"] = gain
-    return Measure(measure.spelling, measure.metric, tuple(params.items()), measure.rel_level, measure.printed_name)
+    return dataclasses.replace(measure, options=tuple(params.items()))
 
 
 def _split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tuple[Source, Source]:

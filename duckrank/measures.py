@@ -66,8 +66,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     Metric("num_rel", "q.num_rel", summary="sum", cutoff=None),
     Metric("num_rel_ret", "duckrank.num_rel_ret_of(q)", summary="sum", cutoff=None),
     Metric("num_nonrel_judged_ret", "duckrank.num_nonrel_judged_ret_of(q)", summary="sum", cutoff=None),
-    Metric("gm_map", "duckrank.average_precision_of(q, {k}, denominator := 'R')", {"k": None}, summary="gmean",
-           per_query=False),
+    Metric("gm_map", "duckrank.average_precision_of(q, NULL)", summary="gmean", cutoff=None, per_query=False),
     Metric("gm_bpref", "duckrank.bpref_of(q)", summary="gmean", cutoff=None, per_query=False),
 ]}
 
@@ -154,6 +153,7 @@ class Measure:
     options: tuple[tuple[str, Any], ...]  # the metric's options, defaults filled in
     rel_level: float | None = None  # a per-measure relevance level (P(rel=2)@5), else the convention
     printed_name: str = ""  # trec_eval's printed name for trec_eval spellings, else the spelling
+    named: frozenset[str] = frozenset()  # the options the spelling set (the rest are defaults)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -223,7 +223,8 @@ def _build(spelling: str, metric_name: str, fixed: dict[str, Any], given: dict[s
     k = options.get("k")
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise MeasureError(f"measure {spelling!r}: the cutoff must be a positive integer, got {k!r}")
-    return Measure(spelling, metric, tuple(options.items()), rel_level, printed_name or spelling)
+    return Measure(spelling, metric, tuple(options.items()), rel_level, printed_name or spelling,
+                   frozenset(name for name in {**fixed, **given} if name in options))
 
 
 _DUCK_PATTERN = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:\((?P<options>[^)]*)\))?(?:@(?P<cutoff>[^@]+))?$")

@@ -423,3 +423,14 @@ def test_summaries_are_the_same_bits_whatever_the_threads():
     one = duckrank.evaluate(QRELS, RUN, measures, threads=1)
     assert duckrank.evaluate(QRELS, RUN, measures, threads=2) == one
     assert duckrank.evaluate(QRELS, RUN, measures, threads=4) == one
+
+
+def test_gain_convention_leaves_a_gain_the_measure_names():
+    """gain= sets the gain of measures that name none; nDCG(gain=linear)@10 keeps linear gains."""
+    linear = duckrank.evaluate(QRELS, RUN, ["nDCG@10"])["nDCG@10"]
+    exp = duckrank.evaluate(QRELS, RUN, ["nDCG(gain=exp)@10"])["nDCG(gain=exp)@10"]
+    assert linear != exp
+    got = duckrank.evaluate(QRELS, RUN, ["nDCG@10", "nDCG(gain=linear)@10", "ndcg_burges@10"], gain="exp")
+    assert got == {"nDCG@10": exp, "nDCG(gain=linear)@10": linear, "ndcg_burges@10": exp}
+    got = duckrank.evaluate(QRELS, RUN, ["nDCG@10", "nDCG(gain=exp)@10"], gain="linear")
+    assert got == {"nDCG@10": linear, "nDCG(gain=exp)@10": exp}
