@@ -268,10 +268,12 @@ def eval_command(qrels, runs, measures, per_query, complete, rel_level, max_rank
     check_output(problems, fmt, output_path, [source for source in inputs if source])
     engine = check_engine(problems, threads, memory_limit, temp_dir)
 
-    from duckrank._library import shared_cursor
+    from duckrank._library import connect, shared_cursor
     from duckrank.evaluation import compute, option_problems
 
-    con = shared_cursor()  # the part of the library an evaluation reads, loaded once
+    # the part of the library an evaluation reads, loaded once; engine settings are the database's,
+    # so they get a private one that no later evaluation in this process inherits
+    con = connect() if engine else shared_cursor()
     try:
         for problem in option_problems(con, {k: v for k, v in conventions.items() if v is not None}, parsed):
             problems.add(as_flags(problem))

@@ -878,3 +878,21 @@ def test_the_help_lists_exactly_the_values_the_sql_accepts():
     for name, values in {"empty": cli.EMPTY, "gain": cli.GAINS}.items():
         message = con.execute(f"SELECT duckrank.option_problems({name} := 'bogus')").fetchall()[0][0]
         assert message.startswith(f"{name} must be one of {', '.join(values)}")
+
+
+def test_engine_settings_stay_with_their_own_evaluation(data):
+    """--threads and --memory-limit configure a database of their own: an evaluation run in the
+    same process later (a notebook calling the CLI) does not inherit them."""
+    from duckrank._library import shared_cursor
+
+    def shared_settings():
+        cursor = shared_cursor()
+        try:
+            return cursor.execute("SELECT current_setting('threads'), current_setting('memory_limit')").fetchall()
+        finally:
+            cursor.close()
+
+    before = shared_settings()
+    result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "--threads", "1", "--memory-limit", "300MB")
+    assert result.exit_code == 0, result.output
+    assert shared_settings() == before
