@@ -59,6 +59,12 @@ CREATE OR REPLACE MACRO duckrank.repeated_doc(sorted_ids) AS
                 lambda d: d IS NOT NULL)[1];
 COMMENT ON MACRO duckrank.repeated_doc IS 'a doc id that occurs twice in a sorted list of ids, NULL if none';
 
+-- One entry of a query's sorted docs; under ties := 'trec' it is also the sort key (score, then
+-- doc_id, descending), so its fields and their order are the trec tie rule.
+CREATE OR REPLACE MACRO duckrank.ranking_entry(score, doc_id, judged_grade) AS
+    {'score': score, 'doc_id': doc_id, 'judged_grade': judged_grade};
+COMMENT ON MACRO duckrank.ranking_entry IS 'an entry of a query''s sorted docs: {score, doc_id, judged_grade}';
+
 -- Aggregate: what the run's checks need of one query's rows: NULL doc ids and a bad score.
 CREATE OR REPLACE MACRO duckrank.run_checks(query_id, doc_id, score) AS
     {'null_docs': count(*) FILTER (WHERE doc_id IS NULL),
@@ -160,7 +166,7 @@ tie_means AS (
 -- means in the same order under ties := 'average' (else NULL).
 sorted_trec AS (  -- trec: score, then doc_id, descending; the key is the element itself
     SELECT query_id, any_value(imputed_grade) AS imputed_grade,
-           coalesce(list_reverse_sort(list({'score': score, 'doc_id': doc_id, 'judged_grade': judged_grade})
+           coalesce(list_reverse_sort(list(duckrank.ranking_entry(score, doc_id, judged_grade))
                                       FILTER (WHERE kept)), []) AS sorted,
            CAST(NULL AS STRUCT(rel DOUBLE, gain DOUBLE)[]) AS tied,
            duckrank.run_checks(query_id, doc_id, score) AS checks
@@ -168,7 +174,7 @@ sorted_trec AS (  -- trec: score, then doc_id, descending; the key is the elemen
 ),
 sorted_input AS (  -- input: score descending, then the order of the input
     SELECT query_id, imputed_grade,
-           list_transform(sorted, lambda d: {'score': d.score, 'doc_id': d.doc_id, 'judged_grade': d.judged_grade}) AS sorted,
+           list_transform(sorted, lambda d: duckrank.ranking_entry(d.score, d.doc_id, d.judged_grade)) AS sorted,
            tied, checks
     FROM (SELECT query_id, any_value(imputed_grade) AS imputed_grade,
                  coalesce(list_reverse_sort(list({'score': score, 'position': -input_order, 'doc_id': doc_id,
@@ -179,7 +185,7 @@ sorted_input AS (  -- input: score descending, then the order of the input
 ),
 sorted_by_grade AS (  -- pessimistic (relevant, then high gain, last) or optimistic (first) within a tie
     SELECT query_id, imputed_grade,
-           list_transform(sorted, lambda d: {'score': d.score, 'doc_id': d.doc_id, 'judged_grade': d.judged_grade}) AS sorted,
+           list_transform(sorted, lambda d: duckrank.ranking_entry(d.score, d.doc_id, d.judged_grade)) AS sorted,
            tied, checks
     FROM (SELECT query_id, any_value(imputed_grade) AS imputed_grade,
                  coalesce(list_reverse_sort(list({
@@ -195,7 +201,7 @@ sorted_by_grade AS (  -- pessimistic (relevant, then high gain, last) or optimis
 ),
 sorted_average AS (  -- average: ranked as trec, each doc carrying its tie group's means
     SELECT query_id, imputed_grade,
-           list_transform(sorted, lambda d: {'score': d.score, 'doc_id': d.doc_id, 'judged_grade': d.judged_grade}) AS sorted,
+           list_transform(sorted, lambda d: duckrank.ranking_entry(d.score, d.doc_id, d.judged_grade)) AS sorted,
            list_transform(sorted, lambda d: {'rel': d.tied_rel, 'gain': d.tied_gain}) AS tied, checks
     FROM (SELECT g.query_id, any_value(g.imputed_grade) AS imputed_grade,
                  coalesce(list_reverse_sort(list({'score': g.score, 'doc_id': g.doc_id, 'judged_grade': g.judged_grade,
@@ -262,11 +268,12 @@ grade_blocks AS (
 -- the blocks before it, plus one) and its summed discount.
 query_stats AS (
     SELECT query_id, num_rel, num_nonrel,
-           list_transform(blocks, lambda b, i: {
-               'first_rank': 1 + coalesce(list_sum(list_transform(blocks[1:i - 1], lambda p: p.docs)), 0),
-               'docs': b.docs, 'gain': b.gain,
-               'discount': duckrank.discount_sum(1 + coalesce(list_sum(list_transform(blocks[1:i - 1], lambda p: p.docs)), 0),
-                                                 coalesce(list_sum(list_transform(blocks[1:i], lambda p: p.docs)), 0))}) AS ideal
+           list_transform(
+               list_transform(blocks, lambda b, i: {
+                   'first_rank': 1 + coalesce(list_sum(list_transform(blocks[1:i - 1], lambda p: p.docs)), 0),
+                   'docs': b.docs, 'gain': b.gain}),
+               lambda b: {'first_rank': b.first_rank, 'docs': b.docs, 'gain': b.gain,
+                          'discount': duckrank.discount_sum(b.first_rank, b.first_rank + b.docs - 1)}) AS ideal
     FROM (SELECT query_id,
                  CAST(sum(docs * duckrank.relevant(grade, rel_level)) AS BIGINT) AS num_rel,
                  CAST(sum(docs * duckrank.judged_nonrelevant(grade, rel_level)) AS BIGINT) AS num_nonrel,
