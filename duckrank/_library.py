@@ -36,26 +36,25 @@ def library_sql() -> str:
     return "\n".join(path.read_text(encoding="utf-8") for path in library_files())
 
 
-# The table macros evaluate() reads; the others (one per metric, compare) serve shell users.
-_EVALUATE_TABLE_MACROS = {"ranked", "log_auc", "gauc", "global_auc"}
-
-
 @cache
 def evaluation_sql() -> str:
-    """The part of the library evaluate() runs: every macro but the table macros it never calls,
-    without the COMMENTs (they document the catalog that `duckrank.connect()` and the shell get).
-    It loads in half the time of the whole library, which is most of a first call's cost."""
+    """The part of the library evaluate() runs: every macro but the generated table macros (the
+    shell's front doors, sql/60_measures.sql: evaluate() calls the relations they wrap), without
+    the COMMENTs (they document the catalog that `duckrank.connect()` and the shell get). It loads
+    in a fraction of the time of the whole library, which is most of a first call's cost."""
+    from duckrank._generate import GENERATED
+
     kept = []
-    for statement in re.split(r";[ \t]*\n", library_sql()):
-        body = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--")).strip()
-        if not body or body.startswith("COMMENT ON"):
-            continue
-        table_macro = re.match(r"CREATE OR REPLACE MACRO duckrank\.(\w+)\(.*?\) AS TABLE\b", body, re.S)
-        if table_macro and table_macro[1] not in _EVALUATE_TABLE_MACROS:
-            continue
-        if not body.startswith("CREATE"):
-            raise RuntimeError(f"cannot split duckrank's SQL library at: {body[:60]!r}")
-        kept.append(body)
+    for path in library_files():
+        for statement in re.split(r";[ \t]*\n", path.read_text(encoding="utf-8")):
+            body = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--")).strip()
+            if not body or body.startswith("COMMENT ON"):
+                continue
+            if path.name == GENERATED and re.match(r"CREATE OR REPLACE MACRO duckrank\.\w+\(.*?\) AS TABLE\b", body, re.S):
+                continue
+            if not body.startswith("CREATE"):
+                raise RuntimeError(f"cannot split duckrank's SQL library at: {body[:60]!r}")
+            kept.append(body)
     return ";\n".join(kept) + ";\n"
 
 

@@ -9,7 +9,6 @@ and validates; every number comes from the SQL library.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -17,12 +16,13 @@ from typing import Any
 
 import duckdb
 
-from duckrank._library import (configure, connect, holds_library, library_digest, library_sql, load,
+from duckrank._library import (configure, connect, holds_library, library_digest, load,
                                shared_cursor)
 from duckrank._sql import literal, quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError
 from duckrank.inputs import Source, fresh_name, read_table
 from duckrank.measures import Measure, parse_measures, sql_literal
+from duckrank.registry import CONVENTIONS, EMPTY_GAIN_MAP, OPTIONS, RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS
 
 # Means are summed in query order (not by DuckDB's parallel avg), so a summary is the same bits on
 # every run and thread count. Counters are integers: their sums are exact in any order.
@@ -119,33 +119,36 @@ def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[
 
 def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
                     measures: list[Measure]) -> list[str]:
-    """Every problem with the conventions and the measures' options, as the SQL library's own
-    checks word them (one place decides what is valid), so all can be reported at once."""
+    """Every problem with the conventions and the measures' options, as the SQL library's checks
+    (generated from the registry) word them, so all can be reported at once."""
     problems = []
-    for name in ("rel_level", "max_rank"):
-        value = conventions.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            problems.append(f"{name} must be a number; got {value!r}")
-    for name in ("ties", "empty", "unjudged", "gain", "duplicates"):
-        if conventions.get(name) is not None and not isinstance(conventions[name], str):
-            problems.append(f"{name} must be a string; got {conventions[name]!r}")
+    for name, value in conventions.items():
+        param = CONVENTIONS[name].param if name in CONVENTIONS else OPTIONS[name]
+        if value is not None and not _has_type(value, param.type):
+            problems.append(f"{name} must be {'a number' if param.type in ('integer', 'number') else 'a string'}"
+                            f"; got {value!r}")
     if problems:
         return problems
-    checked = _option_problem_parameters()
-    checks = ["concat_ws(chr(10), duckrank.convention_problems(" + ", ".join(
-        f"{name} := {literal(conventions.get(name, default))}"
-        for name, default in (("rel_level", 1), ("ties", "trec"), ("max_rank", None),
-                              ("unjudged", "nonrelevant"), ("duplicates", "error")))
-        + f"), duckrank.option_problems(empty := {literal(conventions.get('empty', 'zero'))}, "
-          f"gain := {literal(conventions.get('gain') or 'linear')}))"]
+    given = ", ".join(f"{name} := {sql_literal(value)}" for name, value in conventions.items()
+                      if name in CONVENTIONS and value is not None)
+    checks = [f"concat_ws(chr(10), duckrank.convention_problems({given}), "
+              f"duckrank.option_problems(gain := {sql_literal(conventions.get('gain') or 'linear')}))"]
     for measure in measures:
-        rendered = ", ".join(f"{name} := {sql_literal(value)}" for name, value in measure.options if name in checked)
+        rendered = ", ".join(f"{name} := {sql_literal(value)}" for name, value in measure.given)
         checks.append(f"duckrank.option_problems({rendered})")
     found = _run_checks(con, f"SELECT [{', '.join(checks)}]")
     problems = (found[0] or "").splitlines()
     for measure, text in zip(measures, found[1:]):
         problems.extend(f"in measure {measure.spelling!r}: {line}" for line in (text or "").splitlines())
     return problems
+
+
+def _has_type(value: Any, kind: str) -> bool:
+    if kind in ("integer", "number"):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    return isinstance(value, str)
 
 
 # The checks are pure functions of the option values, so a notebook that evaluates the same
@@ -161,14 +164,6 @@ def _run_checks(con: duckdb.DuckDBPyConnection, sql: str) -> list[str | None]:
             _CHECKED.clear()
         _CHECKED[key] = con.execute(sql).fetchall()[0][0]
     return _CHECKED[key]
-
-
-@functools.cache
-def _option_problem_parameters() -> frozenset[str]:
-    """The options duckrank.option_problems checks: its parameters, read from the library's text
-    (asking the catalog costs a first evaluation more than the whole check)."""
-    signature = re.search(r"MACRO duckrank\.option_problems\((.*?)\) AS", library_sql(), re.S)
-    return frozenset(re.findall(r"(\w+) :=", signature[1]))
 
 
 def _path_of(source: Source) -> str:
@@ -223,16 +218,14 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
 
 
 def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any], judged_only: bool) -> str:
-    rel_level, gain, gain_map, g_max = key
-    args = [f"rel_level := {sql_literal(rel_level)}", f"ties := {sql_literal(conventions['ties'])}",
-            f"max_rank := {sql_literal(conventions['max_rank'])}",
-            f"complete := {sql_literal(bool(conventions['complete']))}",
-            f"unjudged := {sql_literal(conventions['unjudged'])}", f"gain := {sql_literal(gain)}",
-            f"g_max := {sql_literal(g_max)}", f"duplicates := {sql_literal(conventions['duplicates'])}",
-            f"judged_only := {sql_literal(judged_only)}"]
-    if gain_map:
-        args.append(f"gain_map := {sql_literal(dict(gain_map))}")
-    return f"duckrank.ranked({literal(plan.qrels_view)}, {literal(plan.run_view)}, {', '.join(args)})"
+    """duckrank.rank_queries with every argument spelled out (the options were checked already)."""
+    rel_level, *ranked_options = key
+    values = {**conventions, "rel_level": rel_level, **dict(zip(RANKED_OPTIONS, ranked_options)),
+              "judged_only": judged_only}
+    values["gain_map"] = dict(values["gain_map"])
+    args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not values[name] else sql_literal(values[name])
+                     for name in RANK_QUERIES_ARGUMENTS)
+    return f"duckrank.rank_queries({literal(plan.qrels_view)}, {literal(plan.run_view)}, {args})"
 
 
 def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
@@ -248,10 +241,10 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
     empty = sql_literal(conventions["empty"])
     ctes, selects = [], []
     for group, (key, indexes) in enumerate(groups.items()):
-        if key[3] is None and g_max is not None:
-            key = (*key[:3], g_max)
+        if key[-1] is None and g_max is not None:  # ERR's top grade is the last relation option
+            key = (*key[:-1], g_max)
         columns = ", ".join(f"{measures[i].aggregate_sql()} AS m{i}" for i in indexes)
-        judged_only = all(measures[i].metric.judged_only for i in indexes)
+        judged_only = all(measures[i].metric.reads == "judged" for i in indexes)
         ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} "
                     f"FROM {_ranked_call(plan, key, conventions, judged_only)} q)")
         selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
@@ -291,12 +284,10 @@ def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[in
         constants = "".join(f"{literal(value)} AS {quote_identifier(name)}, "
                             for (name, _), value in zip(key_columns, values))
         for index, measure in measures:
-            level = sql_literal(measure.rel_level if measure.rel_level is not None else rel_level)
-            if measure.metric.name == "gauc":
-                call = (f"duckrank.gauc({literal(source)}, weight := {sql_literal(measure.params['weight'])}, "
-                        f"rel_level := {level})")
-            else:
-                call = f"duckrank.global_auc({literal(source)}, rel_level := {level})"
+            level = measure.rel_level if measure.rel_level is not None else rel_level
+            call = measure.metric.aggregate.format(
+                log=literal(source), rel_level=sql_literal(level),
+                **{name: sql_literal(value) for name, value in measure.params.items()})
             selects.append(f"SELECT {constants}NULL AS query_id, {index} AS measure_index, value FROM {call} "
                            f"WHERE value IS NOT NULL")
     return " UNION ALL ".join(selects)
@@ -312,16 +303,6 @@ def _translate(error: duckdb.Error, sources: list[Source]) -> DuckrankError:
     if found:
         return InputError(found.group(1).strip())
     return InputError(f"DuckDB could not evaluate the inputs: {message.splitlines()[0]}")
-
-
-def _with_gain(measure: Measure, gain: str) -> Measure:
-    """The gain convention, for a measure that takes a gain and whose spelling named none
-    (nDCG(gain=linear)@10 keeps linear gains whatever the convention)."""
-    params = measure.params
-    if "gain" not in params or "gain" in measure.named:
-        return measure
-    params["gain"] = gain
-    return dataclasses.replace(measure, options=tuple(params.items()))
 
 
 def _split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tuple[Source, Source]:
@@ -409,21 +390,25 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             log_format: str | None = None, query_col: str | None = None, doc_col: str | None = None,
             score_col: str | None = None, relevance_col: str | None = None,
             con: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
-            memory_limit: str | None = None, temp_dir: str | None = None, ties: str = "trec",
-            rel_level: float = 1, max_rank: int | None = None, complete: bool = False, empty: str = "zero",
-            unjudged: str = "nonrelevant", gain: str | None = None, duplicates: str = "error",
-            summary_only: bool = False) -> Results:
+            memory_limit: str | None = None, temp_dir: str | None = None, ties: str | None = None,
+            rel_level: float | None = None, max_rank: int | None = None, complete: bool | None = None,
+            empty: str | None = None, unjudged: str | None = None, gain: str | None = None,
+            duplicates: str | None = None, summary_only: bool = False) -> Results:
     """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
     ranking convention; see duckrank.evaluate for the friendly front door.
 
     Without con= (and engine settings) the work runs on a cursor of duckrank's process-wide
     connection, whose macros are loaded once. summary_only computes the summary rows in the same
-    query and keeps no per-query table."""
+    query and keeps no per-query table. A convention left None takes the registry's default."""
     parsed = parse_measures(list(measures) if not isinstance(measures, str) else measures)
-    conventions = {"ties": ties, "rel_level": rel_level, "max_rank": max_rank, "complete": complete,
-                   "empty": empty, "unjudged": unjudged, "gain": gain, "duplicates": duplicates}
+    given = {name: value for name, value in {
+        "ties": ties, "rel_level": rel_level, "max_rank": max_rank, "complete": complete, "empty": empty,
+        "unjudged": unjudged, "duplicates": duplicates, "gain": gain}.items() if value is not None}
+    conventions = {name: convention.param.default for name, convention in CONVENTIONS.items()}
+    conventions.update({name: value for name, value in given.items() if name in CONVENTIONS})
+    rel_level = conventions["rel_level"]
     if gain is not None:  # the convention sets the gain of every measure that did not name one
-        parsed = [_with_gain(m, gain) for m in parsed]
+        parsed = [m.with_default("gain", gain) for m in parsed]
     segments = [by] if isinstance(by, str) else list(by or [])
     if con is not None:
         con = con if holds_library(con) else load(con)
@@ -432,7 +417,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     else:  # engine settings are the database's: a private one, so no other call inherits them
         con = connect()
     configure(con, threads, memory_limit, temp_dir)
-    problems = option_problems(con, conventions, parsed)
+    problems = option_problems(con, given, parsed)
     if problems:
         raise OptionError("\n".join(problems))
     columns = {"query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col}

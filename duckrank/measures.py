@@ -1,180 +1,74 @@
-"""Measure strings -> the SQL aggregate that computes them.
+"""Measure strings -> the SQL that computes them.
 
-One registry serves three spelling families, case-insensitively:
+One parser serves three spelling families, case-insensitively:
   duckrank / ir_measures: nDCG@10, nDCG(gain=exp)@10, P(rel=2)@5, AP(denominator=min)@10, RR, ERR@20, AUC
   trec_eval:              map, P.5, ndcg_cut.10, recip_rank, success.10, map_cut.100, set_F, Rprec, bpref
                           (and the printed forms P_5, ndcg_cut_10, iprec_at_recall_0.10, ...)
   ranx:                   precision@10, recall@100, mrr, hit_rate@5, f1@10, ndcg_burges@10, rbp.95
-Every metric's math is a macro in sql/; this module only names, parses and renders calls to them.
+The names, options and defaults are the registry's (duckrank.registry); a parsed measure keeps only
+the options its spelling wrote, and the defaults are merged when it is rendered.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from duckrank._sql import literal
 from duckrank.errors import MeasureError
+from duckrank.registry import ALL_TREC, METRICS, OPTIONS, RANKED_OPTIONS, Metric, Spelling
 
-
-@dataclass(frozen=True)
-class Metric:
-    """A metric: its SQL expression over a row of duckrank.ranked, its options with defaults, how it summarises."""
-
-    name: str  # the SQL table macro's name
-    aggregate: str  # SQL template over one row `q` of duckrank.ranked; {option} placeholders
-    options: dict[str, Any] = field(default_factory=dict)
-    summary: str = "mean"  # mean | sum | gmean | count | log (a whole-log value, no per-query rows)
-    cutoff: str | None = "k"  # the option an @N suffix sets
-    per_query: bool = True  # whether per-query rows are reported (trec_eval hides num_q, gm_map)
-    judged_only: bool = True  # reads only judged docs, so duckrank.ranked may leave the others out
-
-
-# The option defaults here are the SQL macros' defaults; the SQL validates every value. Each
-# aggregate is an expression over `q`, one row of duckrank.ranked (a query and its ranking).
-METRICS: dict[str, Metric] = {m.name: m for m in [
-    Metric("precision", "duckrank.precision_of(q, {k})", {"k": None}),
-    Metric("recall", "duckrank.recall_of(q, {k}, cap := {cap})", {"k": None, "cap": False}),
-    Metric("f_measure", "duckrank.f_measure_of(q, {k}, beta := {beta})", {"k": None, "beta": 1.0}),
-    Metric("hit_rate", "duckrank.hit_rate_of(q, {k})", {"k": None}),
-    Metric("reciprocal_rank", "duckrank.reciprocal_rank_of(q, {k})", {"k": None}),
-    Metric("average_precision", "duckrank.average_precision_of(q, {k}, denominator := {denominator})",
-           {"k": None, "denominator": "R"}),
-    Metric("r_precision", "duckrank.r_precision_of(q, mult := {mult})", {"mult": 1.0}, cutoff=None),
-    Metric("bpref", "duckrank.bpref_of(q)", cutoff=None),
-    Metric("interpolated_precision", "duckrank.interpolated_precision_of(q, {recall})", {"recall": 0.0},
-           cutoff="recall"),
-    Metric("eleven_point_average", "duckrank.eleven_point_average_of(q)", cutoff=None),
-    Metric("cg", "duckrank.cg_of(q, {k})", {"k": None, "gain": "linear", "gain_map": None}),
-    Metric("dcg", "duckrank.dcg_of(q, {k})", {"k": None, "gain": "linear", "gain_map": None}),
-    Metric("idcg", "duckrank.idcg_of(q, {k}, ideal := {ideal})",
-           {"k": None, "gain": "linear", "gain_map": None, "ideal": "qrels"}),
-    Metric("ndcg", "duckrank.ndcg_of(q, {k}, ideal := {ideal})",
-           {"k": None, "gain": "linear", "gain_map": None, "ideal": "qrels"}),
-    Metric("err", "duckrank.err_of(q, {k})", {"k": None, "g_max": None}),
-    Metric("rbp", "duckrank.rbp_of(q, {k}, p := {p})", {"k": None, "p": 0.8}),
-    Metric("rbp_residual", "duckrank.rbp_residual_of(q, {k}, p := {p})", {"k": None, "p": 0.8}),
-    Metric("auc", "duckrank.auc_of(q)", cutoff=None, judged_only=False),
-    Metric("gauc", "", {"weight": "impressions"}, summary="log", cutoff=None),
-    Metric("global_auc", "", summary="log", cutoff=None),
-    Metric("mae", "duckrank.mae_of(q)", cutoff=None),
-    Metric("rmse", "duckrank.rmse_of(q)", cutoff=None),
-    Metric("num_q", "1", summary="count", cutoff=None, per_query=False),
-    Metric("num_ret", "q.num_ret", summary="sum", cutoff=None),
-    Metric("num_rel", "q.num_rel", summary="sum", cutoff=None),
-    Metric("num_rel_ret", "duckrank.num_rel_ret_of(q)", summary="sum", cutoff=None),
-    Metric("num_nonrel_judged_ret", "duckrank.num_nonrel_judged_ret_of(q)", summary="sum", cutoff=None),
-    Metric("gm_map", "duckrank.average_precision_of(q, NULL)", summary="gmean", cutoff=None, per_query=False),
-    Metric("gm_bpref", "duckrank.bpref_of(q)", summary="gmean", cutoff=None, per_query=False),
-]}
-
+# Spellings -> (metric, spelling). trec_eval's names are matched exactly (in another case only
+# when no other family has the name, or with a trec_eval parameter: p.5); the others in any case.
+TREC_NAMES: dict[str, tuple[Metric, Spelling]] = {
+    s.name: (m, s) for m in METRICS.values() for s in m.trec_eval}
+NAMES: dict[str, tuple[Metric, Spelling]] = {
+    s.name.lower(): (m, s) for m in METRICS.values() for s in (*m.ir_measures, *m.ranx, *m.aliases)}
+_TREC_LOWER = {name.lower(): name for name in TREC_NAMES}
 # Options every metric accepts in a measure string: the relevance level, ir_measures' `rel`.
 COMMON_OPTIONS = {"rel": "rel_level"}
-
-# duckrank / ir_measures / ranx names (lower case) -> (metric, fixed options).
-NAMES: dict[str, tuple[str, dict[str, Any]]] = {
-    "p": ("precision", {}), "precision": ("precision", {}),
-    "r": ("recall", {}), "recall": ("recall", {}),
-    "f": ("f_measure", {}), "f1": ("f_measure", {"beta": 1.0}), "f_measure": ("f_measure", {}),
-    "hit": ("hit_rate", {}), "hits_at": ("hit_rate", {}), "hit_rate": ("hit_rate", {}), "success": ("hit_rate", {}),
-    "rr": ("reciprocal_rank", {}), "mrr": ("reciprocal_rank", {}), "reciprocal_rank": ("reciprocal_rank", {}),
-    "ap": ("average_precision", {}), "map": ("average_precision", {}),
-    "average_precision": ("average_precision", {}),
-    "rprec": ("r_precision", {}), "r-prec": ("r_precision", {}), "r-precision": ("r_precision", {}),
-    "r_precision": ("r_precision", {}),
-    "bpref": ("bpref", {}),
-    "iprec": ("interpolated_precision", {}), "interpolated_precision": ("interpolated_precision", {}),
-    "11pt_avg": ("eleven_point_average", {}), "eleven_point_average": ("eleven_point_average", {}),
-    "cg": ("cg", {}), "dcg": ("dcg", {}), "idcg": ("idcg", {}), "ndcg": ("ndcg", {}),
-    "ndcg_burges": ("ndcg", {"gain": "exp"}), "dcg_burges": ("dcg", {"gain": "exp"}),
-    "err": ("err", {}), "rbp": ("rbp", {}), "rbp_residual": ("rbp_residual", {}),
-    "auc": ("auc", {}), "gauc": ("gauc", {}), "global_auc": ("global_auc", {}), "auc_global": ("global_auc", {}),
-    "mae": ("mae", {}), "rmse": ("rmse", {}),
-    "numq": ("num_q", {}), "numret": ("num_ret", {}), "numrel": ("num_rel", {}), "numrelret": ("num_rel_ret", {}),
-}
-
-# trec_eval names -> (metric, fixed options, the option its .N parameter sets, printed-name format).
-TREC_NAMES: dict[str, tuple[str, dict[str, Any], str | None]] = {
-    "P": ("precision", {}, "k"),
-    "recall": ("recall", {}, "k"),
-    "relative_P": ("recall", {"cap": True}, "k"),
-    "success": ("hit_rate", {}, "k"),
-    "map": ("average_precision", {}, None),
-    "map_cut": ("average_precision", {}, "k"),
-    "gm_map": ("gm_map", {}, None),
-    "recip_rank": ("reciprocal_rank", {}, None),
-    "Rprec": ("r_precision", {}, None),
-    "Rprec_mult": ("r_precision", {}, "mult"),
-    "bpref": ("bpref", {}, None),
-    "gm_bpref": ("gm_bpref", {}, None),
-    "iprec_at_recall": ("interpolated_precision", {}, "recall"),
-    "11pt_avg": ("eleven_point_average", {}, None),
-    "ndcg": ("ndcg", {}, "gain_map"),
-    "ndcg_cut": ("ndcg", {}, "k"),
-    "set_P": ("precision", {}, None),
-    "set_recall": ("recall", {}, None),
-    "set_F": ("f_measure", {}, None),
-    "rbp": ("rbp", {"p": 0.9}, None),  # trec_eval's own default persistence
-    "rbp_resid": ("rbp_residual", {"p": 0.9}, None),
-    "num_q": ("num_q", {}, None),
-    "num_ret": ("num_ret", {}, None),
-    "num_rel": ("num_rel", {}, None),
-    "num_rel_ret": ("num_rel_ret", {}, None),
-    "num_nonrel_judged_ret": ("num_nonrel_judged_ret", {}, None),
-}
-_TREC_LOWER = {name.lower(): name for name in TREC_NAMES}
-
-_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-# `-m all_trec`: every trec_eval measure duckrank supports, in trec_eval's own order.
-ALL_TREC: list[str] = [
-    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-    *[f"iprec_at_recall.{level / 10:.2f}" for level in range(11)],
-    *[f"P.{k}" for k in _CUTOFFS],
-    *[f"recall.{k}" for k in _CUTOFFS],
-    "gm_bpref",
-    *[f"Rprec_mult.{m / 10:.2f}" for m in range(2, 21, 2)],
-    "11pt_avg", "ndcg",
-    *[f"ndcg_cut.{k}" for k in _CUTOFFS],
-    *[f"map_cut.{k}" for k in _CUTOFFS],
-    *[f"relative_P.{k}" for k in _CUTOFFS],
-    *[f"success.{k}" for k in (1, 5, 10)],
-    "set_P", "set_recall", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid",
-]
 
 
 @dataclass(frozen=True)
 class Measure:
-    """A parsed measure string: which metric, with which options, and how to print it."""
+    """A parsed measure string: which metric, the options its spelling wrote, how to print it."""
 
     spelling: str  # as the user wrote it
     metric: Metric
-    options: tuple[tuple[str, Any], ...]  # the metric's options, defaults filled in
+    given: tuple[tuple[str, Any], ...] = ()  # the options the spelling wrote or fixed; the rest are defaults
     rel_level: float | None = None  # a per-measure relevance level (P(rel=2)@5), else the convention
     printed_name: str = ""  # trec_eval's printed name for trec_eval spellings, else the spelling
-    named: frozenset[str] = frozenset()  # the options the spelling set (the rest are defaults)
 
     @property
     def params(self) -> dict[str, Any]:
-        return dict(self.options)
+        """Every option of the metric: the registry's defaults, then what the spelling wrote."""
+        return {**self.metric.defaults(), **dict(self.given)}
 
     @property
     def summary(self) -> str:
         return self.metric.summary
 
+    def with_default(self, name: str, value: Any) -> Measure:
+        """This measure with another default for an option its spelling did not write (the gain
+        convention: nDCG(gain=linear)@10 keeps linear gains whatever the convention says)."""
+        if name not in self.metric.options or name in dict(self.given):
+            return self
+        return Measure(self.spelling, self.metric, (*self.given, (name, value)), self.rel_level, self.printed_name)
+
     def relation_key(self, rel_level: float) -> tuple:
-        """Measures with equal keys share one duckrank.ranked pass."""
-        params = self.params
-        gain_map = params.get("gain_map")
+        """Measures with equal keys share one duckrank.ranked pass: its relevance level and the
+        measure options that change the relation (gains, ERR's top grade), defaults filled in."""
+        params = {name: OPTIONS[name].default for name in RANKED_OPTIONS} | {
+            name: value for name, value in self.params.items() if name in RANKED_OPTIONS}
         return (self.rel_level if self.rel_level is not None else rel_level,
-                params.get("gain", "linear"),
-                tuple(sorted(gain_map.items())) if gain_map else None,
-                params.get("g_max"))
+                *(tuple(sorted(value.items())) if isinstance(value, dict) else value
+                  for value in (params[name] for name in RANKED_OPTIONS)))
 
     def aggregate_sql(self) -> str:
-        """The SQL aggregate over duckrank.ranked that computes this measure per query."""
-        return self.metric.aggregate.format(**{name: sql_literal(value) for name, value in self.options})
+        """The SQL expression over one row `q` of duckrank.ranked that computes this measure."""
+        return self.metric.aggregate.format(**{name: sql_literal(value) for name, value in self.params.items()})
 
 
 def sql_literal(value: Any) -> str:
@@ -203,28 +97,36 @@ def _option_value(text: str, spelling: str) -> Any:
     raise MeasureError(f"measure {spelling!r}: option value {text!r} is not a number or a word")
 
 
-def _build(spelling: str, metric_name: str, fixed: dict[str, Any], given: dict[str, Any],
+_TYPES = {"integer": (int,), "number": (int, float), "text": (str,), "boolean": (bool,), "gain_map": (dict,)}
+_TYPE_WORDS = {"integer": "a whole number", "number": "a number", "text": "a word", "boolean": "true or false",
+               "gain_map": "grade=gain pairs"}
+
+
+def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], given: dict[str, Any],
            printed_name: str) -> Measure:
-    metric = METRICS[metric_name]
-    options = dict(metric.options)
+    """A Measure from what a spelling fixes and writes; each option's type is checked here, its
+    value by the SQL library's generated checks (duckrank.option_problems), which word the message."""
+    options: dict[str, Any] = {}
     rel_level = None
-    for name, value in {**fixed, **given}.items():
+    for name, value in {**dict(fixed), **given}.items():
         if name in COMMON_OPTIONS:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise MeasureError(f"measure {spelling!r}: rel must be a number, got {value!r}")
             rel_level = value
-        elif name in options:
-            if isinstance(options[name], bool) and not isinstance(value, bool):
-                raise MeasureError(f"measure {spelling!r}: {name} must be true or false, got {value!r}")
+        elif name in metric.options:
+            kind = OPTIONS[name].type
+            if not isinstance(value, _TYPES[kind]) or (isinstance(value, bool) and kind != "boolean"):
+                if name == metric.cutoff == "k":
+                    raise MeasureError(f"measure {spelling!r}: the cutoff must be a positive integer, got {value!r}")
+                raise MeasureError(f"measure {spelling!r}: {name} must be {_TYPE_WORDS[kind]}, got {value!r}")
             options[name] = value
         else:
-            allowed = ", ".join(sorted([*options, *COMMON_OPTIONS])) or "none"
-            raise MeasureError(f"measure {spelling!r}: {metric_name} has no option {name!r} (options: {allowed})")
+            allowed = ", ".join(sorted([*metric.options, *COMMON_OPTIONS])) or "none"
+            raise MeasureError(f"measure {spelling!r}: {metric.name} has no option {name!r} (options: {allowed})")
     k = options.get("k")
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+    if k is not None and k < 1:
         raise MeasureError(f"measure {spelling!r}: the cutoff must be a positive integer, got {k!r}")
-    return Measure(spelling, metric, tuple(options.items()), rel_level, printed_name or spelling,
-                   frozenset(name for name in {**fixed, **given} if name in options))
+    return Measure(spelling, metric, tuple(options.items()), rel_level, printed_name or spelling)
 
 
 _DUCK_PATTERN = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:\((?P<options>[^)]*)\))?(?:@(?P<cutoff>[^@]+))?$")
@@ -234,13 +136,18 @@ _TREC_PRINTED = re.compile(r"^(?P<name>[A-Za-z0-9_]+?)_(?P<param>\d+(?:\.\d+)?)$
 def _parse_trec(spelling: str) -> Measure | None:
     text = spelling.strip()
     name, _, param = text.partition(".")
-    canonical = _TREC_LOWER.get(name.lower())
+    # trec_eval's names exactly ('rbp' is trec_eval's, with p = 0.9); in another case only where no
+    # other family has the name ('RBP' is ir_measures', p = 0.8) or a trec_eval parameter follows
+    canonical = name if name in TREC_NAMES else None
+    if canonical is None and (param or name.lower() not in NAMES):
+        canonical = _TREC_LOWER.get(name.lower())
     if canonical is None:
         printed = _TREC_PRINTED.match(text)
         if not printed or printed["name"].lower() not in _TREC_LOWER:
             return None
         canonical, param = _TREC_LOWER[printed["name"].lower()], printed["param"]
-    metric_name, fixed, param_option = TREC_NAMES[canonical]
+    metric, spelled = TREC_NAMES[canonical]
+    param_option = spelled.parameter
     given: dict[str, Any] = {}
     printed_name = canonical
     if param:
@@ -257,7 +164,7 @@ def _parse_trec(spelling: str) -> Measure | None:
             else:
                 printed_name = f"{canonical}_{float(value):.2f}"
             given[param_option] = value
-    return _build(spelling, metric_name, fixed, given, printed_name)
+    return _build(spelling, metric, spelled.fixed, given, printed_name)
 
 
 def _gain_map(text: str, spelling: str) -> dict[float, float]:
@@ -275,7 +182,7 @@ def _parse_duck(spelling: str) -> Measure | None:
     match = _DUCK_PATTERN.match(text)
     if not match or match["name"].lower() not in NAMES:
         return None
-    metric_name, fixed = NAMES[match["name"].lower()]
+    metric, spelled = NAMES[match["name"].lower()]
     given: dict[str, Any] = {}
     if match["options"]:
         for item in match["options"].split(","):
@@ -284,11 +191,10 @@ def _parse_duck(spelling: str) -> Measure | None:
                 raise MeasureError(f"measure {spelling!r}: options are written name=value, e.g. nDCG(gain=exp)@10")
             given[key.strip().lower()] = _option_value(value, spelling)
     if match["cutoff"] is not None:
-        cutoff = METRICS[metric_name].cutoff
-        if cutoff is None:
-            raise MeasureError(f"measure {spelling!r}: {metric_name} takes no @cutoff")
-        given[cutoff] = _number(match["cutoff"], spelling)
-    return _build(spelling, metric_name, fixed, given, spelling)
+        if metric.cutoff is None:
+            raise MeasureError(f"measure {spelling!r}: {metric.name} takes no @cutoff")
+        given[metric.cutoff] = _number(match["cutoff"], spelling)
+    return _build(spelling, metric, spelled.fixed, given, spelling)
 
 
 def known_spellings() -> list[str]:
@@ -302,7 +208,7 @@ def parse_measure(spelling: str) -> Measure:
         raise MeasureError(f"measure {spelling!r} is empty; try e.g. 'nDCG@10', 'map' or 'P.5'")
     text = spelling.strip()
     if re.fullmatch(r"rbp\.\d+", text, re.IGNORECASE):  # ranx's rbp.95 = RBP(p=0.95)
-        return _build(spelling, "rbp", {}, {"p": float("0." + text[4:])}, spelling)
+        return _build(spelling, METRICS["rbp"], (), {"p": float("0." + text[4:])}, spelling)
     # trec_eval spellings first: 'map', 'P.5', 'ndcg' mean exactly trec_eval's measures.
     measure = _parse_trec(spelling) or _parse_duck(spelling)
     if measure is None:

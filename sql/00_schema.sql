@@ -13,8 +13,7 @@ COMMENT ON MACRO duckrank.ratio IS 'numerator / denominator, 0 when the denomina
 -- The gain of a judged grade. linear = grade (negatives 0, trec_eval), exp = 2^grade - 1
 -- ("industry DCG"), raw = grade as given (negatives penalise). gain_map overrides the gain of
 -- the grades it lists, as trec_eval's ndcg.1=3,2=9 does; unjudged docs (grade NULL) gain 0.
-CREATE OR REPLACE MACRO duckrank.gain_of(grade, gain := 'linear',
-        gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[]))) AS
+CREATE OR REPLACE MACRO duckrank.gain_of(grade, gain, gain_map) AS
     CASE WHEN grade IS NULL THEN 0.0
          -- the cardinality test folds away for the (constant) empty map, and with it the lookup
          WHEN cardinality(gain_map) > 0 AND grade >= 0
@@ -27,12 +26,12 @@ COMMENT ON MACRO duckrank.gain_of IS 'gain of a grade: linear (default, negative
 
 -- Relevance as every binary metric reads it: grade >= rel_level (trec_eval -l), and never a
 -- negative grade ("pooled but unjudged"). Unjudged docs (grade NULL) are not relevant.
-CREATE OR REPLACE MACRO duckrank.relevant(grade, rel_level := 1) AS
+CREATE OR REPLACE MACRO duckrank.relevant(grade, rel_level) AS
     CAST(CASE WHEN grade >= 0 AND grade >= rel_level THEN 1 ELSE 0 END AS DOUBLE);
 COMMENT ON MACRO duckrank.relevant IS '1.0 if grade >= rel_level and grade >= 0, else 0.0 (unjudged and negative grades: 0)';
 
 -- A judged non-relevant doc (bpref's n and N): graded, but below rel_level.
-CREATE OR REPLACE MACRO duckrank.judged_nonrelevant(grade, rel_level := 1) AS
+CREATE OR REPLACE MACRO duckrank.judged_nonrelevant(grade, rel_level) AS
     CASE WHEN grade >= 0 AND grade < rel_level THEN 1 ELSE 0 END;
 COMMENT ON MACRO duckrank.judged_nonrelevant IS '1 if 0 <= grade < rel_level (a judged non-relevant doc), else 0';
 
@@ -44,7 +43,7 @@ COMMENT ON MACRO duckrank.err_stop IS 'ERR stopping probability (2^g - 1) / 2^g_
 -- How a per-query value is reported for a query with no relevant documents (R = 0).
 -- zero keeps the value (0 for every ranking metric), skip drops the query (NULL, filtered),
 -- nan reports NaN so it poisons the mean visibly.
-CREATE OR REPLACE MACRO duckrank.empty_policy(value, num_rel, empty := 'zero') AS
+CREATE OR REPLACE MACRO duckrank.empty_policy(value, num_rel, empty) AS
     CASE WHEN num_rel > 0 OR empty = 'zero' THEN value
          WHEN empty = 'nan' THEN CAST('NaN' AS DOUBLE)
          ELSE NULL END;

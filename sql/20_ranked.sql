@@ -1,5 +1,8 @@
 -- The ranked relation: the one building block every ranking metric reads.
 --
+-- duckrank.rank_queries takes every option as an argument; duckrank.ranked (generated in
+-- sql/60_measures.sql from the registry) checks the options and supplies their defaults.
+--
 -- One row per scored query. Its `docs` column is the query's ranking as a list in rank order,
 -- built by a single sort per query: the run is joined to the qrels, each query's retrieved docs
 -- are collected into one list and that list is sorted by the tie rule. Every metric is then a
@@ -78,17 +81,15 @@ CREATE OR REPLACE MACRO duckrank.ranked_doc(d, rel_level, gain, gain_map, stop_s
     {'rank': d.rank, 'doc_id': d.doc_id, 'score': d.score, 'grade': d.grade, 'judged_grade': d.judged_grade,
      'rel': duckrank.relevant(d.grade, rel_level),
      'nonrel': CAST(duckrank.judged_nonrelevant(d.grade, rel_level) AS DOUBLE),
-     'gain': duckrank.gain_of(d.grade, gain := gain, gain_map := gain_map),
+     'gain': duckrank.gain_of(d.grade, gain, gain_map),
      'tied_rel': coalesce(d.tied.rel, duckrank.relevant(d.grade, rel_level)),
-     'tied_gain': coalesce(d.tied.gain, duckrank.gain_of(d.grade, gain := gain, gain_map := gain_map)),
+     'tied_gain': coalesce(d.tied.gain, duckrank.gain_of(d.grade, gain, gain_map)),
      'unjudged': d.grade IS NULL OR d.grade < 0,  -- an imputed grade counts as a judgment
      'err_stop': duckrank.err_stop(d.grade, stop_scale)};
 COMMENT ON MACRO duckrank.ranked_doc IS 'one element of duckrank.ranked''s docs: rank, ids, grade and what metrics read of it';
 
-CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL,
-        complete := false, unjudged := 'nonrelevant', gain := 'linear',
-        gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), g_max := NULL,
-        duplicates := 'error', judged_only := true) AS TABLE
+CREATE OR REPLACE MACRO duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain,
+        gain_map, g_max, duplicates, judged_only) AS TABLE
 WITH
 run_rows AS NOT MATERIALIZED (
     SELECT query_id, doc_id, CAST(run_score AS DOUBLE) AS score,
@@ -157,7 +158,7 @@ graded AS NOT MATERIALIZED (
 tie_means AS (
     SELECT query_id, score,
            avg(duckrank.relevant(coalesce(judged_grade, imputed_grade), rel_level)) AS tied_rel,
-           avg(duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain := gain, gain_map := gain_map)) AS tied_gain
+           avg(duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain, gain_map)) AS tied_gain
     FROM graded WHERE ties = 'average' AND kept GROUP BY query_id, score
 ),
 -- Each query's docs as one list sorted by the tie rule, as {score, doc_id, judged_grade}. The sort
@@ -192,7 +193,7 @@ sorted_by_grade AS (  -- pessimistic (relevant, then high gain, last) or optimis
                      'score': score,
                      'rel': duckrank.relevant(coalesce(judged_grade, imputed_grade), rel_level)
                             * CASE WHEN ties = 'pessimistic' THEN -1 ELSE 1 END,
-                     'gain': duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain := gain, gain_map := gain_map)
+                     'gain': duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain, gain_map)
                              * CASE WHEN ties = 'pessimistic' THEN -1 ELSE 1 END,
                      'doc_id': doc_id, 'judged_grade': judged_grade}) FILTER (WHERE kept)), []) AS sorted,
                  CAST(NULL AS STRUCT(rel DOUBLE, gain DOUBLE)[]) AS tied,
@@ -256,7 +257,7 @@ ranked_docs AS MATERIALIZED (
 -- recall, AP and nDCG stay within [0, 1].
 grade_blocks AS (
     SELECT query_id, grade, sum(docs) AS docs,
-           duckrank.gain_of(grade, gain := gain, gain_map := gain_map) AS block_gain
+           duckrank.gain_of(grade, gain, gain_map) AS block_gain
     FROM (SELECT query_id, grade, docs FROM qrels_blocks
           UNION ALL
           SELECT query_id, imputed_grade, count(*) FROM graded
@@ -281,12 +282,9 @@ query_stats AS (
                               FILTER (WHERE block_gain > 0), []) AS blocks
           FROM grade_blocks GROUP BY query_id)
 ),
--- Every problem at once: the conventions', then those of the first run query and the first qrels
--- query that have any.
+-- Every problem of the data at once: those of the first run query and the first qrels query that
+-- have any. (The options were checked before: duckrank.ranked and every table macro check them.)
 problems AS (
-    SELECT duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank,
-               unjudged := unjudged, duplicates := duplicates) AS problem
-    UNION ALL
     (SELECT concat_ws(chr(10),
          CASE WHEN query_id IS NULL OR checks.null_docs > 0
               THEN 'run ' || duckrank.show(run) || ' has a NULL id (query_id ' || duckrank.show(query_id)
@@ -300,6 +298,7 @@ problems AS (
               THEN 'run ' || duckrank.show(run) || ' has ' || repeated_copies || ' rows for query_id '
                    || duckrank.show(query_id) || ', doc_id ' || duckrank.show(repeated_doc)
                    || '; each (query_id, doc_id) must appear once: remove the duplicates or pass duplicates := ''max''' END)
+            AS problem
      FROM ranked_docs
      WHERE query_id IS NULL OR checks.null_docs > 0 OR checks.bad_score IS NOT NULL OR repeats > 0
      LIMIT 1)
@@ -328,4 +327,4 @@ SELECT s.query_id, coalesce(r.docs, []) AS docs, s.ideal, coalesce(r.num_ret, 0)
 FROM query_stats s
 LEFT JOIN ranked_docs r ON r.query_id = s.query_id
 WHERE (complete OR r.query_id IS NOT NULL) AND (SELECT count(fired) FROM guard) = 0;
-COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked relation every metric reads: one row per query with its ranking as a list in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, num_nonrel';
+COMMENT ON MACRO TABLE duckrank.rank_queries IS 'the ranked relation every metric reads: one row per query with its ranking as a list in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, num_nonrel';

@@ -1,9 +1,9 @@
--- Precision, recall, F, hit rate, R-precision and the trec_eval counters.
--- Each metric is a scalar macro duckrank.<name>_of(q, ...) over one row q of duckrank.ranked (a
--- query and its ranking), plus a table macro duckrank.<name>(qrels, run, ...) returning
--- (query_id, value). k := NULL = full depth.
--- Sources: trec_eval 10.0 m_P.c, m_recall.c, m_rel_P.c, m_set_F.c, m_success.c, m_Rprec.c,
--- m_Rprec_mult.c, m_num_*.c; seed 004 (hit rate).
+-- Precision, recall, F, hit rate, R-precision, Judged and the trec_eval counters.
+-- Each measure is a scalar macro duckrank.<name>_of(q, ...) over one row q of duckrank.ranked (a
+-- query and its ranking); every option is an argument (the registry, duckrank/registry.py, holds
+-- the defaults and generates the table macros duckrank.<name>(qrels, run, ...) of sql/60_measures.sql).
+-- k NULL = full depth. As in trec_eval 10 (m_P.c, m_recall.c, m_relative_P.c, m_set_F.c,
+-- m_success.c, m_Rprec.c, m_Rprec_mult.c, m_num_*.c).
 
 -- The docs retrieved at ranks <= k (all of them when k is NULL).
 CREATE OR REPLACE MACRO duckrank.top_docs(q, k) AS
@@ -23,14 +23,14 @@ COMMENT ON MACRO duckrank.precision_of IS 'P@k = sum_{i<=k} rel(i) / k (k NULL: 
 
 -- R@k = hits@k / R; cap := true divides by min(R, k) (trec_eval relative_P). As for P, k NULL
 -- means k = the number retrieved, so cap then divides by min(R, retrieved) (set_relative_P).
-CREATE OR REPLACE MACRO duckrank.recall_of(q, k, cap := false) AS
+CREATE OR REPLACE MACRO duckrank.recall_of(q, k, cap) AS
     duckrank.ratio(duckrank.hits_of(q, k),
                    CASE WHEN cap THEN least(q.num_rel, coalesce(k, q.num_ret)) ELSE q.num_rel END);
 COMMENT ON MACRO duckrank.recall_of IS 'R@k = sum_{i<=k} rel(i) / R, 0 if R = 0; cap := true divides by min(R, k) (k NULL: min(R, retrieved), set_relative_P)';
 
 -- F_beta@k = (1 + b^2) P R / (b^2 P + R), 0 when P = R = 0. k NULL: trec_eval set_F.
 -- Written as (1 + b^2) hits / (b^2 R + k), which is the same number and linear in the hits.
-CREATE OR REPLACE MACRO duckrank.f_measure_of(q, k, beta := 1.0) AS
+CREATE OR REPLACE MACRO duckrank.f_measure_of(q, k, beta) AS
     duckrank.ratio((1 + beta * beta) * duckrank.hits_of(q, k), beta * beta * q.num_rel + coalesce(k, q.num_ret));
 COMMENT ON MACRO duckrank.f_measure_of IS 'F_beta@k = (1+b^2) P R / (b^2 P + R); k NULL: set_F';
 
@@ -41,10 +41,20 @@ COMMENT ON MACRO duckrank.hit_rate_of IS 'hit@k (success@k) = 1 if a relevant do
 
 -- R-precision: P@R, 0 if R = 0. mult scales the cutoff as trec_eval Rprec_mult does:
 -- cutoff = floor(mult * R + 0.9).
-CREATE OR REPLACE MACRO duckrank.r_precision_of(q, mult := 1.0) AS
+CREATE OR REPLACE MACRO duckrank.r_precision_of(q, mult) AS
     duckrank.ratio(duckrank.hits_of(q, floor(CAST(mult AS DOUBLE) * q.num_rel + 0.9)),
                    floor(CAST(mult AS DOUBLE) * q.num_rel + 0.9));
 COMMENT ON MACRO duckrank.r_precision_of IS 'R-precision = P@R (0 if R = 0); mult: P@floor(mult*R + 0.9), trec_eval Rprec_mult';
+
+-- Judged@k (ir_measures): the share of the top k that has a judgment, over min(k, retrieved). A
+-- negative grade ("pooled but unjudged") is no judgment, as everywhere in duckrank; an imputed
+-- grade (unjudged := mean|median) is not one either. Reads judged_grade, so the judged docs suffice.
+CREATE OR REPLACE MACRO duckrank.judged_of(q, k) AS
+    duckrank.needs_strict_ties(
+        duckrank.ratio(len(list_filter(duckrank.top_docs(q, k), lambda d: d.judged_grade >= 0)),
+                       least(coalesce(k, q.num_ret), q.num_ret)),
+        q.tie_rule, 'Judged');
+COMMENT ON MACRO duckrank.judged_of IS 'Judged@k = judged docs in the top k / min(k, retrieved)';
 
 -- trec_eval's counters that are not columns of duckrank.ranked already (num_ret, num_rel).
 CREATE OR REPLACE MACRO duckrank.num_rel_ret_of(q) AS
@@ -54,71 +64,3 @@ COMMENT ON MACRO duckrank.num_rel_ret_of IS 'relevant documents retrieved (trec_
 CREATE OR REPLACE MACRO duckrank.num_nonrel_judged_ret_of(q) AS
     len(list_filter(q.docs, lambda d: d.nonrel > 0));
 COMMENT ON MACRO duckrank.num_nonrel_judged_ret_of IS 'judged non-relevant documents retrieved (trec_eval num_nonrel_judged_ret)';
-
-CREATE OR REPLACE MACRO duckrank.precision(qrels, run, k := NULL, rel_level := 1, ties := 'trec',
-        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
-        duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty)) AS fired),
-per_query AS (
-    SELECT q.query_id, duckrank.empty_policy(duckrank.precision_of(q, k), q.num_rel, empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
-SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.precision IS 'P@k per query: relevant in top k / k (trec_eval P.k; k NULL = set_P)';
-
-CREATE OR REPLACE MACRO duckrank.recall(qrels, run, k := NULL, cap := false, rel_level := 1, ties := 'trec',
-        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
-        duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty)) AS fired),
-per_query AS (
-    SELECT q.query_id, duckrank.empty_policy(duckrank.recall_of(q, k, cap := cap), q.num_rel, empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
-SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.recall IS 'R@k per query: relevant in top k / R (trec_eval recall.k; cap := true divides by min(R,k), relative_P; k NULL with cap: set_relative_P)';
-
-CREATE OR REPLACE MACRO duckrank.f_measure(qrels, run, k := NULL, beta := 1.0, rel_level := 1, ties := 'trec',
-        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
-        duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty, beta := beta)) AS fired),
-per_query AS (
-    SELECT q.query_id, duckrank.empty_policy(duckrank.f_measure_of(q, k, beta := beta), q.num_rel, empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
-SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.f_measure IS 'F_beta@k per query (k NULL = trec_eval set_F; beta default 1)';
-
-CREATE OR REPLACE MACRO duckrank.hit_rate(qrels, run, k := NULL, rel_level := 1, ties := 'trec',
-        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
-        duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty)) AS fired),
-per_query AS (
-    SELECT q.query_id, duckrank.empty_policy(duckrank.hit_rate_of(q, k), q.num_rel, empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
-SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.hit_rate IS 'hit@k per query: 1 if a relevant doc is in the top k (trec_eval success.k)';
-
-CREATE OR REPLACE MACRO duckrank.r_precision(qrels, run, mult := 1.0, rel_level := 1, ties := 'trec',
-        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
-        duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(empty := empty, mult := mult)) AS fired),
-per_query AS (
-    SELECT q.query_id, duckrank.empty_policy(duckrank.r_precision_of(q, mult := mult), q.num_rel, empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
-SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.r_precision IS 'R-precision per query: P@R (trec_eval Rprec; mult := m gives Rprec_mult)';
-
-CREATE OR REPLACE MACRO duckrank.counts(qrels, run, rel_level := 1, max_rank := NULL, complete := false,
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-SELECT q.query_id, 1 AS num_q, q.num_ret, q.num_rel, duckrank.num_rel_ret_of(q) AS num_rel_ret,
-       duckrank.num_nonrel_judged_ret_of(q) AS num_nonrel_judged_ret
-FROM duckrank.ranked(qrels, run, rel_level := rel_level, max_rank := max_rank, complete := complete,
-                     unjudged := unjudged, duplicates := duplicates) q;
-COMMENT ON MACRO TABLE duckrank.counts IS 'trec_eval counters per query: num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret (sum them for the summary)';

@@ -1,6 +1,6 @@
 -- Rank-sensitive binary metrics: reciprocal rank, average precision, bpref, interpolated precision.
 -- Sources: trec_eval 10.0 m_recip_rank.c, m_map.c, m_map_cut.c, m_bpref.c, m_iprec_at_recall.c,
--- m_11pt_avg.c; seeds 003 and 004 (AP worked examples).
+-- m_11pt_avg.c.
 
 -- The ranks of the relevant docs at ranks <= k, in rank order. The j-th of them has exactly j
 -- relevant docs at or above it, so precision at that rank is j / rank: no running sum needed.
@@ -14,8 +14,8 @@ CREATE OR REPLACE MACRO duckrank.reciprocal_rank_of(q, k) AS
 COMMENT ON MACRO duckrank.reciprocal_rank_of IS 'RR@k = 1 / rank of the first relevant doc within k, else 0';
 
 -- AP@k = sum_{i<=k, rel(i)} P@i / D. D = R (trec_eval map, map_cut), min(R, k) ("min", recsys
--- MAP@k) or the relevant docs retrieved in the top k ("hits", seed 004); 0 when D = 0.
-CREATE OR REPLACE MACRO duckrank.average_precision_of(q, k, denominator := 'R') AS
+-- MAP@k) or the relevant docs retrieved in the top k ("hits", as some tutorials teach); 0 when D = 0.
+CREATE OR REPLACE MACRO duckrank.average_precision_of(q, k, denominator) AS
     duckrank.needs_strict_ties(
         duckrank.ratio(
             coalesce(list_sum(list_transform(duckrank.relevant_ranks(q, k), lambda r, j: j / r)), 0.0),
@@ -58,64 +58,3 @@ COMMENT ON MACRO duckrank.interpolated_precision_of IS 'iP@r = max precision at 
 CREATE OR REPLACE MACRO duckrank.eleven_point_average_of(q) AS
     list_sum(list_transform(range(11), lambda level: duckrank.interpolated_precision_of(q, level / 10))) / 11;
 COMMENT ON MACRO duckrank.eleven_point_average_of IS 'mean interpolated precision at recall 0, 0.1, ..., 1 (trec_eval 11pt_avg)';
-
-CREATE OR REPLACE MACRO duckrank.reciprocal_rank(qrels, run, k := NULL, rel_level := 1, ties := 'trec',
-        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
-        duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(k := k, empty := empty)) AS fired),
-per_query AS (
-    SELECT q.query_id, duckrank.empty_policy(duckrank.reciprocal_rank_of(q, k), q.num_rel, empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
-SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.reciprocal_rank IS 'RR@k per query: 1 / rank of the first relevant doc (trec_eval recip_rank; mean = MRR)';
-
-CREATE OR REPLACE MACRO duckrank.average_precision(qrels, run, k := NULL, denominator := 'R', rel_level := 1,
-        ties := 'trec', max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
-        duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(
-                   duckrank.option_problems(k := k, empty := empty, denominator := denominator)) AS fired),
-per_query AS (
-    SELECT q.query_id,
-           duckrank.empty_policy(duckrank.average_precision_of(q, k, denominator := denominator), q.num_rel, empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
-SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.average_precision IS 'AP@k per query (trec_eval map / map_cut.k; denominator R, min or hits; mean = MAP)';
-
-CREATE OR REPLACE MACRO duckrank.bpref(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL,
-        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(empty := empty)) AS fired),
-per_query AS (
-    SELECT q.query_id, duckrank.empty_policy(duckrank.bpref_of(q), q.num_rel, empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
-SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.bpref IS 'bpref per query (Buckley & Voorhees 2004, trec_eval bpref)';
-
-CREATE OR REPLACE MACRO duckrank.interpolated_precision(qrels, run, recall := 0.0, rel_level := 1,
-        ties := 'trec', max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
-        duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(empty := empty, recall := recall)) AS fired),
-per_query AS (
-    SELECT q.query_id, duckrank.empty_policy(duckrank.interpolated_precision_of(q, recall), q.num_rel, empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
-SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.interpolated_precision IS 'interpolated precision at a recall level per query (trec_eval iprec_at_recall)';
-
-CREATE OR REPLACE MACRO duckrank.eleven_point_average(qrels, run, rel_level := 1, ties := 'trec',
-        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
-        duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(empty := empty)) AS fired),
-per_query AS (
-    SELECT q.query_id, duckrank.empty_policy(duckrank.eleven_point_average_of(q), q.num_rel, empty) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, ties := ties, max_rank := max_rank,
-                         complete := complete, unjudged := unjudged, duplicates := duplicates) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
-SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.eleven_point_average IS '11-point interpolated average precision per query (trec_eval 11pt_avg)';

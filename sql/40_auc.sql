@@ -1,6 +1,7 @@
 -- AUC per query, GAUC and global AUC over an impression log, and the classification view of a log.
--- Sources: seed 002 (rank-sum AUC), seed 003 section 6 (confusion matrix), the CTR convention for
--- GAUC (user-grouped AUC weighted by impressions or positives).
+-- Sources: the Mann-Whitney rank-sum form of AUC, the confusion matrix, and the CTR convention for
+-- GAUC (user-grouped AUC weighted by impressions or positives). The table macros with defaults
+-- (duckrank.log_auc, gauc, global_auc, classification) are generated in sql/60_measures.sql.
 --
 -- Rank-sum AUC: (sum of ascending ranks of the positives - n+(n+ + 1)/2) / (n+ n-), tied scores
 -- sharing their average rank. Per query (log_auc, GAUC) the average ranks come from one window
@@ -47,21 +48,11 @@ CREATE OR REPLACE MACRO duckrank.auc_of(q) AS
               / (duckrank.num_rel_ret_of(q) * (len(q.docs) - duckrank.num_rel_ret_of(q))) END;
 COMMENT ON MACRO duckrank.auc_of IS 'AUC of the retrieved docs of a query by rank sums (ties averaged); NULL without both classes';
 
-CREATE OR REPLACE MACRO duckrank.auc(qrels, run, rel_level := 1, max_rank := NULL, complete := false,
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH per_query AS (
-    SELECT q.query_id, duckrank.auc_of(q) AS value
-    FROM duckrank.ranked(qrels, run, rel_level := rel_level, max_rank := max_rank, complete := complete,
-                         unjudged := unjudged, duplicates := duplicates, judged_only := false) q)
-SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.auc IS 'AUC per query over the retrieved docs (relevant = positive; queries without both classes are excluded)';
-
 -- Per-query AUC of a log(query_id, score, label); label >= rel_level is a positive. One window
 -- pass: rank() and the size of the row's tie group share one partition and order (one sort), and
 -- give each impression its average ascending rank; the rank sums then need one GROUP BY query.
-CREATE OR REPLACE MACRO duckrank.log_auc(log, rel_level := 1) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10), duckrank.convention_problems(rel_level := rel_level),
-                                                       duckrank.log_problems(log))) AS fired),
+CREATE OR REPLACE MACRO duckrank.query_auc_of_log(log, rel_level) AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(duckrank.log_problems(log)) AS fired),
 ranked_log AS (
     SELECT query_id, label >= rel_level AS positive,
            rank() OVER by_score
@@ -79,22 +70,19 @@ per_query AS (
 SELECT query_id, (positive_rank_sum - positives * (positives + 1) / 2.0) / (positives * negatives) AS value,
        positives + negatives AS impressions, positives
 FROM per_query WHERE positives > 0 AND negatives > 0;
-COMMENT ON MACRO TABLE duckrank.log_auc IS 'AUC per query of a log(query_id, score, label), with impressions and positives; queries without both classes excluded';
+COMMENT ON MACRO TABLE duckrank.query_auc_of_log IS 'AUC per query of a log(query_id, score, label), with impressions and positives; queries without both classes excluded';
 
 -- GAUC: per-query AUC averaged with weights = impressions (default) or positives.
-CREATE OR REPLACE MACRO duckrank.gauc(log, weight := 'impressions', rel_level := 1) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.option_problems(weight := weight)) AS fired)
+CREATE OR REPLACE MACRO duckrank.gauc_of_log(log, weight, rel_level) AS TABLE
 SELECT sum(value * CASE WHEN weight = 'positives' THEN positives ELSE impressions END)
        / sum(CASE WHEN weight = 'positives' THEN positives ELSE impressions END) AS value,
        count(*) AS num_q
-FROM duckrank.log_auc(log, rel_level := rel_level)
-WHERE (SELECT count(fired) FROM guard) = 0;
-COMMENT ON MACRO TABLE duckrank.gauc IS 'GAUC of a log: per-query AUC weighted by impressions (default) or positives';
+FROM duckrank.query_auc_of_log(log, rel_level);
+COMMENT ON MACRO TABLE duckrank.gauc_of_log IS 'GAUC of a log: per-query AUC weighted by impressions (default) or positives';
 
 -- Global AUC: the rank-sum AUC over every row of a log, ignoring the query (scikit-learn roc_auc_score).
-CREATE OR REPLACE MACRO duckrank.global_auc(log, rel_level := 1) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10), duckrank.convention_problems(rel_level := rel_level),
-                                                       duckrank.log_problems(log))) AS fired),
+CREATE OR REPLACE MACRO duckrank.global_auc_of_log(log, rel_level) AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(duckrank.log_problems(log)) AS fired),
 by_score AS (
     SELECT score_value AS score,
            count(*) FILTER (WHERE label >= rel_level) AS pos,
@@ -112,15 +100,12 @@ SELECT CASE WHEN sum(pos) > 0 AND sum(neg) > 0
             THEN sum(pos * (neg_below + neg / 2.0)) / (sum(pos) * sum(neg)) END AS value,
        CAST(sum(pos) AS BIGINT) AS positives, CAST(sum(neg) AS BIGINT) AS negatives
 FROM below;
-COMMENT ON MACRO TABLE duckrank.global_auc IS 'AUC over all rows of a log(score, label), ignoring the query (= scikit-learn roc_auc_score); NULL without both classes';
+COMMENT ON MACRO TABLE duckrank.global_auc_of_log IS 'AUC over all rows of a log(score, label), ignoring the query (= scikit-learn roc_auc_score); NULL without both classes';
 
--- The classification view of a log at a score threshold (seed 003 section 6): predicted
+-- The classification view of a log at a score threshold: predicted
 -- positive when score >= threshold, actually positive when label >= rel_level.
-CREATE OR REPLACE MACRO duckrank.classification(log, threshold := 0.5, rel_level := 1) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-                   duckrank.option_problems(threshold := threshold),
-                   duckrank.convention_problems(rel_level := rel_level),
-                   duckrank.log_problems(log))) AS fired),
+CREATE OR REPLACE MACRO duckrank.confusion_of_log(log, threshold, rel_level) AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(duckrank.log_problems(log)) AS fired),
 confusion AS (
     SELECT count(*) FILTER (WHERE score >= threshold AND label >= rel_level) AS tp,
            count(*) FILTER (WHERE score >= threshold AND NOT (label >= rel_level)) AS fp,
@@ -135,4 +120,4 @@ SELECT tp, fp, tn, fn,
        duckrank.ratio(tp, tp + fn) AS recall,
        duckrank.ratio(2 * tp, 2 * tp + fp + fn) AS f1
 FROM confusion;
-COMMENT ON MACRO TABLE duckrank.classification IS 'TP, FP, TN, FN, accuracy, precision, recall, F1 of a log(score, label) at a score threshold';
+COMMENT ON MACRO TABLE duckrank.confusion_of_log IS 'TP, FP, TN, FN, accuracy, precision, recall, F1 of a log(score, label) at a score threshold';

@@ -10,3 +10,4 @@
 .read sql/40_auc.sql
 .read sql/41_rating_metrics.sql
 .read sql/50_compare.sql
+.read sql/60_measures.sql

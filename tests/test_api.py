@@ -73,7 +73,9 @@ def test_per_query_matches_pytrec_eval_and_converts():
     ["Rprec", "R-prec", "r-precision", "Rprec_mult.1.0"],
     ["set_F", "F", "f1", "F(beta=1)"],
     ["nDCG(gain=exp)@10", "ndcg_burges@10"],
-    ["rbp.9", "RBP(p=0.9)", "rbp"],
+    ["rbp.9", "RBP(p=0.9)", "rbp"],  # trec_eval's rbp has p = 0.9
+    ["rbp.8", "RBP(p=0.8)", "RBP"],  # ir_measures' RBP has p = 0.8
+    ["P.5", "p.5", "P@5", "p@5"],
     ["relative_P.10", "R(cap=true)@10"],
 ])
 def test_spelling_families_agree(spellings):

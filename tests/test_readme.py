@@ -88,14 +88,3 @@ def test_shell_example_runs():
     result = subprocess.run([shell], input=blocks("sql")[0], cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0 and not result.stderr, result.stderr
     assert "ndcg_cut_10" in result.stdout
-
-
-def test_every_sql_macro_is_in_the_metric_reference():
-    import duckrank
-    con = duckrank.connect()
-    macros = {name for (name,) in con.execute(
-        "SELECT DISTINCT function_name FROM duckdb_functions() WHERE schema_name = 'duckrank' "
-        "AND function_type = 'table_macro'").fetchall()}
-    documented = set(re.findall(r"^\| `([a-z_]+)`(?:, `([a-z_]+)`)?", README, re.M))
-    names = {name for pair in documented for name in pair if name}
-    assert macros - {"ranked", "log_auc"} <= names, macros - names

@@ -1,8 +1,9 @@
-"""Golden values for duckrank's SQL macros: the worked examples of METRICS.md, then hand-computed
-edge cases for every metric and every convention option.
+"""Golden values for duckrank's SQL macros: the worked examples of the tutorial articles duckrank's
+users learned from (numbered 000-004; each example is restated in full in its test), then
+hand-computed edge cases for every metric and every convention option.
 
-Each expected number is derived in the comments next to it, from the definitions in METRICS.md,
-not copied from duckrank's output. D(i) = 1 / log2(i + 1) is the DCG discount of rank i:
+Each expected number is derived in the comments next to it, from the definitions in the README's
+metric reference, not copied from duckrank's output. D(i) = 1 / log2(i + 1) is the DCG discount of rank i:
 D(1) = 1, D(2) = 0.63093, D(3) = 0.5, D(4) = 0.43068, D(5) = 0.38685, D(6) = 0.35621.
 """
 
@@ -72,10 +73,10 @@ def ranked_run(grades, query="q"):
     return qrels, run
 
 
-# ============================================================================ METRICS.md worked examples
+# ============================================================================ the tutorials' worked examples
 
 
-def test_seed_001_dcg_idcg_ndcg(con):
+def test_tutorial_001_dcg_idcg_ndcg(con):
     # grades in ranked order [5, 2, 3]: DCG = 5 + 2 D(2) + 3 D(3) = 5 + 1.262 + 1.5 = 7.762;
     # ideal [5, 3, 2]: IDCG = 5 + 3 D(2) + 2 D(3) = 5 + 1.893 + 1 = 7.893; nDCG = 0.983.
     register(con, *ranked_run([5, 2, 3]))
@@ -89,21 +90,21 @@ def test_seed_001_dcg_idcg_ndcg(con):
     assert round(value(con, "dcg", k=3), 3) == 6.393
 
 
-def test_seed_003_average_precision(con):
+def test_tutorial_003_average_precision(con):
     # relevant at ranks 1, 3, 6 of six, R = 3: AP = (1/1 + 2/3 + 3/6) / 3 = 0.7222
     register(con, *ranked_run([1, 0, 1, 0, 0, 1]))
     assert value(con, "average_precision") == pytest.approx((1 + 2 / 3 + 3 / 6) / 3, abs=1e-12)
     assert round(value(con, "average_precision"), 4) == 0.7222
 
 
-def test_seed_003_ndcg_is_0_818_and_the_seeds_0_785_belongs_to_other_qrels(con):
-    """Seed 003 ranks grades 3,2,3,0,1,2 and has two more judged docs, graded 3 and 0, that were not
+def test_tutorial_003_ndcg_is_0_818_and_its_0_785_belongs_to_other_qrels(con):
+    """Tutorial 003 ranks grades 3,2,3,0,1,2 and has two more judged docs, graded 3 and 0, that were not
     retrieved. DCG@6 = 3 + 2 D(2) + 3 D(3) + 0 + 1 D(5) + 2 D(6) = 6.861. The ideal top 6 of all eight
     judgments (3,3,3,2,2,1,0,0) gives IDCG@6 = 3 + 3 D(2) + 3 D(3) + 2 D(4) + 2 D(5) + 1 D(6) = 8.384,
-    so nDCG@6 = 0.818. The seed prints IDCG 8.740 and nDCG 0.785: that is the ideal 3,3,3,2,2,2, which
+    so nDCG@6 = 0.818. The tutorial prints IDCG 8.740 and nDCG 0.785: that is the ideal 3,3,3,2,2,2, which
     needs a third grade-2 doc, i.e. the last unretrieved judgment graded 2 instead of the 0 its own
-    table says. duckrank computes the qrels it is given; with that other qrels it prints the seed's
-    numbers, so the discrepancy is in the seed's text, not in the formula."""
+    table says. duckrank computes the qrels it is given; with that other qrels it prints the tutorial's
+    numbers, so the discrepancy is in the tutorial's text, not in the formula."""
     qrels, run = ranked_run([3, 2, 3, 0, 1, 2])
     qrels += [("q", "x1", 3), ("q", "x2", 0)]
     register(con, qrels, run)
@@ -111,29 +112,29 @@ def test_seed_003_ndcg_is_0_818_and_the_seeds_0_785_belongs_to_other_qrels(con):
     assert dcg == pytest.approx(3 + 2 * D(2) + 3 * D(3) + 1 * D(5) + 2 * D(6), abs=1e-12)
     assert idcg == pytest.approx(3 + 3 * D(2) + 3 * D(3) + 2 * D(4) + 2 * D(5) + 1 * D(6), abs=1e-12)
     assert (round(dcg, 3), round(idcg, 3), round(ndcg, 3)) == (6.861, 8.384, 0.818), (
-        "seed 003 with its stated qrels (unretrieved judged docs graded 3 and 0)")
+        "tutorial 003 with its stated qrels (unretrieved judged docs graded 3 and 0)")
 
-    other = qrels[:-1] + [("q", "x2", 2)]  # the qrels the seed's 8.740 / 0.785 actually belong to
+    other = qrels[:-1] + [("q", "x2", 2)]  # the qrels the tutorial's 8.740 / 0.785 actually belong to
     register(con, other, run)
     assert (round(value(con, "idcg", k=6), 3), round(value(con, "ndcg", k=6), 3)) == (8.740, 0.785), (
-        "8.740 / 0.785 are the seed's numbers only when the last judged doc is graded 2")
+        "8.740 / 0.785 are the tutorial's numbers only when the last judged doc is graded 2")
 
 
-def test_seed_004_average_precision(con):
+def test_tutorial_004_average_precision(con):
     # ten results, relevant at 1, 4, 5, 8, R = 4: AP = (1/1 + 2/4 + 3/5 + 4/8) / 4 = 2.6 / 4 = 0.65
     register(con, *ranked_run([1, 0, 0, 1, 1, 0, 0, 1, 0, 0]))
     assert value(con, "average_precision") == pytest.approx(0.65, abs=1e-12)
 
 
-def test_seed_004_ndcg_linear_and_exp(con):
+def test_tutorial_004_ndcg_linear_and_exp(con):
     # grades [7, 2, 5, 10, 1], ideal from the same five: [10, 7, 5, 2, 1].
     register(con, *ranked_run([7, 2, 5, 10, 1]))
     # linear: DCG = 7 + 2 D(2) + 5 D(3) + 10 D(4) + 1 D(5) = 15.46; IDCG = 10 + 7 D(2) + 5 D(3)
-    # + 2 D(4) + D(5) = 18.16; nDCG = 0.851 (the seed rounds to 0.85)
+    # + 2 D(4) + D(5) = 18.16; nDCG = 0.851 (the tutorial rounds to 0.85)
     linear = [value(con, m, k=5) for m in ("dcg", "idcg", "ndcg")]
     assert [round(v, 2) for v in linear[:2]] == [15.46, 18.16] and round(linear[2], 3) == 0.851
     # exp: gains 127, 3, 31, 1023, 1: DCG = 585.36; IDCG = 1023 + 127 D(2) + 31 D(3) + 3 D(4) + D(5)
-    # = 1120.31; nDCG = 0.5225 (the seed prints 0.53)
+    # = 1120.31; nDCG = 0.5225 (the tutorial prints 0.53)
     exp = [value(con, m, k=5, gain="exp") for m in ("dcg", "idcg", "ndcg")]
     assert exp[0] == pytest.approx(127 + 3 * D(2) + 31 * D(3) + 1023 * D(4) + D(5), abs=1e-9)
     assert [round(v, 2) for v in exp[:2]] == [585.36, 1120.31] and round(exp[2], 4) == 0.5225
@@ -148,7 +149,7 @@ def _pairwise_auc(scores, labels):
     return wins / (len(pos) * len(neg))
 
 
-def test_seed_002_rank_sum_auc_equals_pair_count_with_ties_half(con):
+def test_tutorial_002_rank_sum_auc_equals_pair_count_with_ties_half(con):
     # positives 0.9, 0.5; negatives 0.5, 0.1. Ascending ranks: 0.1 -> 1, the two 0.5s share
     # (2 + 3) / 2 = 2.5, 0.9 -> 4. Rank sum of positives 4 + 2.5 = 6.5; AUC = (6.5 - 2*3/2) / (2*2)
     # = 3.5 / 4 = 0.875. Pairs: 0.9>0.5, 0.9>0.1, 0.5=0.5 (1/2), 0.5>0.1: 3.5 / 4.
@@ -242,7 +243,33 @@ EDGE_CASES = [
     ("interpolated_precision", {"recall": 1.0}, 0.0),  # 3 never reached
     # levels 0-.4 -> cutoff 1 (1.0); .5-.8 -> cutoff 2 (2/3); .9, 1 -> cutoff 3 (0)
     ("eleven_point_average", {}, (5 * 1 + 4 * 2 / 3) / 11),
+    # Judged: 'g' retrieves d1, d2, d3 (judged), d4 (grade -1: pooled, not judged), u1 (unjudged);
+    # 'norel' d1 (judged), d9; 'allneg' d1 (-1), d2. The share is over min(k, retrieved).
+    ("judged", {"k": 3}, {"g": 1.0, "norel": 1 / 2, "allneg": 0.0}),
+    ("judged", {}, {"g": 3 / 5, "norel": 1 / 2, "allneg": 0.0}),
+    ("judged", {"k": 10}, {"g": 3 / 5, "norel": 1 / 2, "allneg": 0.0}),
+    # the counters: retrieved, R, relevant retrieved, judged non-relevant retrieved (d2; norel's d1)
+    ("num_ret", {}, {"g": 5, "norel": 2, "allneg": 2}),
+    ("num_rel", {}, {"g": 3, "norel": 0, "allneg": 0}),
+    ("num_rel_ret", {}, {"g": 2, "norel": 0, "allneg": 0}),
+    ("num_nonrel_judged_ret", {}, {"g": 1, "norel": 1, "allneg": 0}),
+    # RBP's residual: p^d + (1 - p) sum over the unjudged ranks i of p^(i-1); 'g' has d4 and u1
+    # unjudged at ranks 4, 5; 'norel' d9 at 2; 'allneg' both its docs: 0.64 + 0.2 (1 + 0.8) = 1
+    ("rbp_residual", {}, {"g": 0.8 ** 5 + 0.2 * (0.8 ** 3 + 0.8 ** 4), "norel": 0.8 ** 2 + 0.2 * 0.8,
+                          "allneg": 1.0}),
+    # AUC of 'g': positives d1 (0.9), d3 (0.7); negatives d2, d4, u1: 3 + 2 of 6 pairs; the R = 0
+    # queries have no positive: undefined, left out
+    ("auc", {}, {"g": 5 / 6}),
+    # MAE / RMSE over the judged retrieved docs ('g': |0.9-2|, |0.8-0|, |0.7-1| = 1.1, 0.8, 0.3; d4's
+    # -1 is no judgment; 'norel': 0.5, d9 unjudged; 'allneg' has no judged doc: no value)
+    ("mae", {}, {"g": 2.2 / 3, "norel": 0.5}),
+    ("rmse", {}, {"g": math.sqrt((1.21 + 0.64 + 0.09) / 3), "norel": 0.5}),
 ]
+
+# Measures with no per-query table macro, and what pins their values by hand instead.
+GOLDEN_ELSEWHERE = {"num_q": "test_counts", "gm_map": "test_geometric_mean_is_trec_gm_map",
+                    "gm_bpref": "test_geometric_mean_is_trec_gm_map", "gauc": "test_log_metrics_by_hand",
+                    "global_auc": "test_log_metrics_by_hand"}
 
 
 @pytest.fixture
@@ -255,6 +282,9 @@ def edge(con):
                          ids=[f"{m}-{'-'.join(f'{k}={v}' for k, v in o.items())}" for m, o, _ in EDGE_CASES])
 def test_edge_values(edge, macro, opts, expected):
     got = values(edge, macro, **opts)
+    if isinstance(expected, dict):  # a value for every query it scores
+        assert got == {query: pytest.approx(value, abs=1e-12) for query, value in expected.items()}
+        return
     assert set(got) == SCORED, "default: exactly the queries in both run and qrels"
     assert got["g"] == pytest.approx(expected, abs=1e-12)
     # no relevant docs (all grade 0, or only a negative grade): every ranking metric is 0, except
@@ -288,19 +318,6 @@ def test_counts(edge):
         "SELECT query_id, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret "
         "FROM duckrank.\"counts\"('qrels', 'run')").fetchall()}
     assert got == {"g": (1, 5, 3, 2, 1), "norel": (1, 2, 0, 0, 1), "allneg": (1, 2, 0, 0, 0)}
-
-
-def test_auc_per_query(edge):
-    # 'g' positives d1 (0.9), d3 (0.7); negatives d2 (0.8), d4 (0.6), u1 (0.5): 3 + 2 of 6 pairs.
-    # 'norel' and 'allneg' have no positive: AUC undefined, the query is left out.
-    assert values(edge, "auc") == {"g": pytest.approx(5 / 6, abs=1e-12)}
-
-
-def test_mae_rmse_over_judged_retrieved(edge):
-    # 'g' judged retrieved: |0.9-2|, |0.8-0|, |0.7-1|, |0.6+1| = 1.1, 0.8, 0.3, 1.6
-    assert value(edge, "mae", "g") == pytest.approx(3.8 / 4, abs=1e-12)
-    assert value(edge, "rmse", "g") == pytest.approx(math.sqrt((1.21 + 0.64 + 0.09 + 2.56) / 4), abs=1e-12)
-    assert value(edge, "mae", "norel") == pytest.approx(0.5, abs=1e-12)  # d9 is unjudged: left out
 
 
 def test_rel_level_two(edge):
@@ -338,6 +355,44 @@ def test_empty_policy(edge, macro):
     assert set(values(edge, macro, empty="skip")) == {"g"}
     got = values(edge, macro, empty="nan")
     assert math.isnan(got["norel"]) and math.isnan(got["allneg"]) and not math.isnan(got["g"])
+
+
+def test_empty_policy_reaches_counters_auc_mae_and_the_rbp_residual(edge):
+    """Every table macro applies `empty` as evaluate() does (the counters, AUC, MAE and RBP's
+    residual column once ignored it in SQL): skip drops the R = 0 queries, nan reports NaN."""
+    for macro, column in (("num_ret", "value"), ("num_rel_ret", "value"), ("mae", "value"), ("rmse", "value"),
+                          ("judged", "value"), ("rbp", "residual"), ("rbp_residual", "value")):
+        assert set(values(edge, macro, column, empty="skip")) == {"g"}, macro
+        got = values(edge, macro, column, empty="nan")
+        assert math.isnan(got["norel"]) and math.isnan(got["allneg"]) and not math.isnan(got["g"]), macro
+    assert set(values(edge, "counts", "num_ret", empty="skip")) == {"g"}
+    # AUC leaves out a query without both classes; under nan an R = 0 query reports NaN instead
+    got = values(edge, "auc", empty="nan")
+    assert got["g"] == pytest.approx(5 / 6) and math.isnan(got["norel"]) and math.isnan(got["allneg"])
+
+
+def test_ties_reach_auc_and_the_counters_when_max_rank_cuts_a_tie(con):
+    # x (relevant) scores 2; a (relevant), b, c score 1. max_rank := 2 keeps x and one of the tie:
+    # trec orders it c, b, a (doc_id descending) and keeps c; optimistic keeps a (relevant first);
+    # pessimistic keeps a non-relevant one.
+    register(con, [("q", "x", 1), ("q", "a", 1), ("q", "b", 0), ("q", "c", 0)],
+             [("q", "x", 2.0), ("q", "a", 1.0), ("q", "b", 1.0), ("q", "c", 1.0)])
+    for ties, relevant_retrieved, auc in (("trec", 1, 1.0), ("pessimistic", 1, 1.0), ("optimistic", 2, None)):
+        assert values(con, "num_rel_ret", ties=ties, max_rank=2) == {"q": relevant_retrieved}, ties
+        # x above one non-relevant doc: AUC 1; two relevant docs and no negative: undefined
+        assert values(con, "auc", ties=ties, max_rank=2) == ({"q": auc} if auc is not None else {}), ties
+
+
+def test_mae_and_rmse_take_every_convention(edge):
+    """mae/rmse once took only `duplicates`; now every convention, like every measure."""
+    # max_rank := 1: 'g' keeps d1 only: |0.9 - 2|
+    assert value(edge, "mae", "g", max_rank=1) == pytest.approx(1.1, abs=1e-12)
+    assert value(edge, "rmse", "g", max_rank=1) == pytest.approx(1.1, abs=1e-12)
+    # complete := true adds 'onlyqrels', which retrieves nothing: no judged retrieved doc, no value
+    assert set(values(edge, "mae", complete=True)) == {"g", "norel"}
+    # unjudged := 'skip' drops what MAE never reads (unjudged docs, negative grades); rel_level
+    # changes nothing that MAE reads
+    assert values(edge, "mae", unjudged="skip", rel_level=2) == values(edge, "mae")
 
 
 def test_max_rank_truncates_before_every_metric(edge):
@@ -484,7 +539,7 @@ def test_geometric_mean_is_trec_gm_map(con):
 
 
 def test_log_metrics_by_hand(con):
-    # u1: positives a (.9), c (.5); negatives b (.5), d (.1): AUC 3.5/4 (see seed 002)
+    # u1: positives a (.9), c (.5); negatives b (.5), d (.1): AUC 3.5/4 (as in tutorial 002's example)
     # u2: positive b (.3) tied with negative a (.3): AUC 1/2. u3: one positive only: left out.
     rows = [("u1", "a", 0.9, 1), ("u1", "b", 0.5, 0), ("u1", "c", 0.5, 1), ("u1", "d", 0.1, 0),
             ("u2", "a", 0.3, 0), ("u2", "b", 0.3, 1), ("u2", "c", 0.2, 0), ("u3", "a", 0.2, 1)]
@@ -526,17 +581,17 @@ def test_file_paths_work_as_inputs(con, tmp_path):
 
 BOUNDED = {
     "precision": "duckrank.precision_of(q, 3)",
-    "recall": "duckrank.recall_of(q, NULL)",
-    "f": "duckrank.f_measure_of(q, NULL)",
-    "ap": "duckrank.average_precision_of(q, NULL)",
-    "ndcg": "duckrank.ndcg_of(q, NULL)",
+    "recall": "duckrank.recall_of(q, NULL, false)",
+    "f": "duckrank.f_measure_of(q, NULL, 1.0)",
+    "ap": "duckrank.average_precision_of(q, NULL, 'R')",
+    "ndcg": "duckrank.ndcg_of(q, NULL, 'qrels')",
     "bpref": "duckrank.bpref_of(q)",
-    "rprec": "duckrank.r_precision_of(q)",
+    "rprec": "duckrank.r_precision_of(q, 1.0)",
     "err": "duckrank.err_of(q, NULL)",
-    "rbp": "duckrank.rbp_of(q, NULL)",
-    "rbp_plus_residual": "duckrank.rbp_of(q, NULL) "
-                         "+ duckrank.rbp_residual_of(q, NULL)",
+    "rbp": "duckrank.rbp_of(q, NULL, 0.8)",
+    "rbp_plus_residual": "duckrank.rbp_of(q, NULL, 0.8) + duckrank.rbp_residual_of(q, NULL, 0.8)",
     "iprec": "duckrank.eleven_point_average_of(q)",
+    "judged": "duckrank.judged_of(q, 3)",
 }
 
 

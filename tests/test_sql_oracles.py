@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import ndcg_score, roc_auc_score
 
 from duckrank._library import connect
+from duckrank.measures import parse_measure
 
 ABS = 1e-9
 QUERY_IDS = ["1", "2", "9", "10", "q"]
@@ -132,38 +133,15 @@ def pytrec_measure_set():
 
 
 def duckrank_columns():
-    """pytrec_eval output key -> aggregate expression over duckrank.ranked."""
-    cols = {
-        "map": "duckrank.average_precision_of(q, NULL)",
-        "ndcg": "duckrank.ndcg_of(q, NULL)",
-        "recip_rank": "duckrank.reciprocal_rank_of(q, NULL)",
-        "Rprec": "duckrank.r_precision_of(q)",
-        "bpref": "duckrank.bpref_of(q)",
-        "set_F": "duckrank.f_measure_of(q, NULL)",
-        "set_P": "duckrank.precision_of(q, NULL)",
-        "set_recall": "duckrank.recall_of(q, NULL)",
-        "set_relative_P": "duckrank.recall_of(q, NULL, cap := true)",
-        "11pt_avg": "duckrank.eleven_point_average_of(q)",
-        "num_ret": "q.num_ret",
-        "num_rel": "q.num_rel",
-        "num_rel_ret": "duckrank.num_rel_ret_of(q)",
-        "num_nonrel_judged_ret": "duckrank.num_nonrel_judged_ret_of(q)",
-    }
-    for k in CUTOFFS:
-        cols[f"P_{k}"] = f"duckrank.precision_of(q, {k})"
-        cols[f"recall_{k}"] = f"duckrank.recall_of(q, {k})"
-        cols[f"relative_P_{k}"] = f"duckrank.recall_of(q, {k}, cap := true)"
-        cols[f"map_cut_{k}"] = (
-            f"duckrank.average_precision_of(q, {k})")
-        cols[f"ndcg_cut_{k}"] = f"duckrank.ndcg_of(q, {k})"
-        cols[f"success_{k}"] = f"duckrank.hit_rate_of(q, {k})"
-    for level in range(11):
-        cols[f"iprec_at_recall_{level / 10:.2f}"] = (
-            "duckrank.interpolated_precision_of(q, "
-            f"{level / 10})")
-    for mult in RPREC_MULTS:
-        cols[f"Rprec_mult_{mult:.2f}"] = f"duckrank.r_precision_of(q, mult := {mult})"
-    return cols
+    """pytrec_eval output key -> duckrank's aggregate over duckrank.ranked for that trec_eval
+    measure: parsed from the key (trec_eval's printed name, P_5) by duckrank's own parser, so the
+    registry's trec_eval spellings are what is tested."""
+    cut = {"P", "recall", "map_cut", "ndcg_cut", "success", "relative_P"}
+    keys = [m for m in PYTREC_MEASURES if m not in cut and m not in ("iprec_at_recall", "Rprec_mult")]
+    keys += [f"{m}_{k}" for m in cut for k in CUTOFFS]
+    keys += [f"iprec_at_recall_{level / 10:.2f}" for level in range(11)]
+    keys += [f"Rprec_mult_{mult:.2f}" for mult in RPREC_MULTS]
+    return {key: parse_measure(key).aggregate_sql() for key in keys}
 
 
 COLUMNS = duckrank_columns()
@@ -238,33 +216,13 @@ def test_trec_measures_match_pytrec_eval(con, rnd, rel_level, judged_only, judge
                                      f"judged_rows_only={judged_rows_only}\nqrels={qrels}\nrun={run}")
 
 
-TABLE_MACROS = {
-    # pytrec_eval key -> (table macro, options); cutoff measures get k := k appended.
-    "map": ("average_precision", ""), "ndcg": ("ndcg", ""), "recip_rank": ("reciprocal_rank", ""),
-    "Rprec": ("r_precision", ""), "bpref": ("bpref", ""), "set_F": ("f_measure", ""),
-    "set_P": ("precision", ""), "set_recall": ("recall", ""), "set_relative_P": ("recall", ", cap := true"),
-    "11pt_avg": ("eleven_point_average", ""),
-    "P": ("precision", ""), "recall": ("recall", ""), "relative_P": ("recall", ", cap := true"),
-    "map_cut": ("average_precision", ""), "ndcg_cut": ("ndcg", ""), "success": ("hit_rate", ""),
-}
-
-
 def table_macro_sql(key: str, rel_level: int) -> str:
-    opts = f", rel_level := {rel_level}"
-    if key in TABLE_MACROS:
-        name, extra = TABLE_MACROS[key]
-        return f"SELECT query_id, value FROM duckrank.\"{name}\"('qrels', 'run'{extra}{opts})"
-    if key.startswith("iprec_at_recall_"):
-        level = float(key.rsplit("_", 1)[1])
-        return f"SELECT query_id, value FROM duckrank.\"interpolated_precision\"('qrels', 'run', recall := {level}{opts})"
-    if key.startswith("Rprec_mult_"):
-        mult = float(key.rsplit("_", 1)[1])
-        return f"SELECT query_id, value FROM duckrank.\"r_precision\"('qrels', 'run', mult := {mult}{opts})"
-    if key.startswith("num_"):
-        return f"SELECT query_id, {key} FROM duckrank.\"counts\"('qrels', 'run'{opts})"
-    base, k = key.rsplit("_", 1)
-    name, extra = TABLE_MACROS[base]
-    return f"SELECT query_id, value FROM duckrank.\"{name}\"('qrels', 'run', k := {k}{extra}{opts})"
+    """The generated table macro of the measure that pytrec_eval key names, with the options its
+    trec_eval spelling sets (e.g. relative_P_3: recall with k := 3, cap := true)."""
+    measure = parse_measure(key)
+    options = "".join(f", {name} := {value!r}".replace("True", "true") for name, value in measure.given)
+    return (f"SELECT query_id, value FROM duckrank.\"{measure.metric.name}\"('qrels', 'run'{options}, "
+            f"rel_level := {rel_level})")
 
 
 @pytest.mark.parametrize("seed", [7, 2024])
@@ -394,17 +352,8 @@ def ranx_evaluate(cases):
 
 # ranx metric -> duckrank aggregate over ranked(..., gain := 'exp'); k NULL when ranx's k is 0 (full).
 def ranx_to_duckrank(metric: str) -> str:
-    name, _, level = metric.partition("-l")
-    if name.startswith("rbp."):
-        p = float("0." + name[4:])
-        return f"duckrank.rbp_of(q, NULL, p := {p})"
-    base, _, k = name.partition("@")
-    k_sql = k or "NULL"
-    return {
-        "ndcg_burges": f"duckrank.ndcg_of(q, {k_sql})",
-        "hit_rate": f"duckrank.hit_rate_of(q, {k_sql})",
-        "f1": f"duckrank.f_measure_of(q, {k_sql})",
-    }[base]
+    """duckrank's aggregate for a ranx metric, parsed from ranx's own spelling by duckrank's parser."""
+    return parse_measure(metric.partition("-l")[0]).aggregate_sql()
 
 
 RANX_METRICS = ["ndcg_burges", "ndcg_burges@1", "ndcg_burges@3", "ndcg_burges@10", "hit_rate@1", "hit_rate@3",

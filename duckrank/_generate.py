@@ -1,0 +1,229 @@
+"""Generate from the registry: sql/60_measures.sql (the option checks and every public table
+macro) and the README's measure and convention tables.
+
+    python -m duckrank._generate          # rewrite what is out of date
+    python -m duckrank._generate --check  # exit 1 if anything is out of date (a test runs this check)
+
+The generated macros hold no math: each checks its options, then calls the hand-written relation
+(duckrank.rank_queries, or a log macro of sql/40_auc.sql) and the measure's scalar macro, with the
+registry's defaults as its own. Shell users call these; duckrank's Python calls the same scalar
+macros over the same relation, so the two doors cannot disagree.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from duckrank.registry import (CONVENTIONS, GROUPS, JUDGED_ONLY, LOG_MACROS, METRICS, OPTIONS, RANK_QUERIES_ARGUMENTS,
+                               RANKED_OPTIONS, Param, default_text)
+
+GENERATED = "60_measures.sql"
+_INDENT = "        "
+
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _checks_macro(name: str, params: list[Param], what: str) -> str:
+    """duckrank.<name>(p := default, ...): every problem with the given values as text, one per
+    line, NULL when all are valid."""
+    signature = _wrap(_signature(params))
+    cases = ",\n".join(
+        f"        CASE WHEN NOT coalesce({p.condition}, false)\n"
+        f"             THEN {_quote(f'{p.name} must {p.requirement}; got ')} || duckrank.show({p.name}) END"
+        for p in params if p.condition)
+    return (f"CREATE OR REPLACE MACRO duckrank.{name}({signature}) AS\n"
+            f"    nullif(concat_ws(chr(10),\n{cases}), '');\n"
+            f"COMMENT ON MACRO duckrank.{name} IS {_quote(f'check {what}; returns the problems as text, NULL if none')};\n")
+
+
+def _signature(params: list[Param]) -> str:
+    return ", ".join(f"{p.name} := {p.default_sql}" for p in params)
+
+
+def _wrap(text: str, width: int = 110) -> str:
+    """A long parameter list broken over lines, as the hand-written macros are."""
+    lines, line = [], ""
+    for part in text.split(", "):
+        candidate = f"{line}, {part}" if line else part
+        if len(candidate) > width and line:
+            lines.append(line + ",")
+            line = part
+        else:
+            line = candidate
+    lines.append(line)
+    return f"\n{_INDENT}".join(lines)
+
+
+def _guard(convention_names: list[str], option_names: list[str]) -> str:
+    calls = []
+    if convention_names:
+        calls.append("duckrank.convention_problems(" + ", ".join(f"{n} := {n}" for n in convention_names) + ")")
+    if option_names:
+        calls.append("duckrank.option_problems(" + ", ".join(f"{n} := {n}" for n in option_names) + ")")
+    return f"WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),\n{_INDENT}{f',{chr(10)}{_INDENT}'.join(calls)})) AS fired)"
+
+
+def _ranked_arguments(given: set[str], judged_only: str) -> str:
+    """rank_queries' arguments: the macro's own parameters where it has them, else the defaults."""
+    values = []
+    for name in RANK_QUERIES_ARGUMENTS:
+        if name == "judged_only":
+            values.append(judged_only)
+        elif name in given:
+            values.append(name)
+        else:
+            values.append((CONVENTIONS[name].param if name in CONVENTIONS else OPTIONS[name]).default_sql)
+    return ", ".join(values)
+
+
+def _ranked_macro() -> str:
+    conventions = [c.param for c in CONVENTIONS.values() if c.name != "empty"]
+    params = [*conventions, *(OPTIONS[n] for n in RANKED_OPTIONS), JUDGED_ONLY]
+    names = {p.name for p in params}
+    return (f"CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, {_wrap(_signature(params))}) AS TABLE\n"
+            f"{_guard([p.name for p in conventions], list(RANKED_OPTIONS))}\n"
+            f"SELECT * FROM duckrank.rank_queries(qrels, run, {_ranked_arguments(names, 'judged_only')})\n"
+            f"WHERE (SELECT count(fired) FROM guard) = 0;\n"
+            f"COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked relation every measure reads: one row per query "
+            f"with its ranking in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, "
+            f"num_nonrel (sql/20_ranked.sql)';\n")
+
+
+def _value(measure_name: str) -> str:
+    """A measure's per-query value in a table macro: its scalar macro with the macro's parameters,
+    under the empty policy."""
+    aggregate = METRICS[measure_name].aggregate.format(**{name: name for name in OPTIONS})
+    return f"CAST(duckrank.empty_policy({aggregate}, q.num_rel, empty) AS DOUBLE)"
+
+
+def _table_macro(name: str, doc: str, measures: list[str], columns: list[tuple[str, str]]) -> str:
+    """duckrank.<name>(qrels, run, options..., conventions...) -> (query_id, columns...)."""
+    options = list(dict.fromkeys(option for m in measures for option in METRICS[m].options))
+    params = [*(OPTIONS[o] for o in options), *(c.param for c in CONVENTIONS.values())]
+    names = {p.name for p in params}
+    judged_only = "true" if all(METRICS[m].reads == "judged" for m in measures) else "false"
+    selected = ", ".join(f"{_value(measure)} AS {column}" for column, measure in columns)
+    return (f"CREATE OR REPLACE MACRO duckrank.{name}(qrels, run, {_wrap(_signature(params))}) AS TABLE\n"
+            f"{_guard(list(CONVENTIONS), options)},\n"
+            f"per_query AS (\n"
+            f"    SELECT q.query_id, {selected}\n"
+            f"    FROM duckrank.rank_queries(qrels, run, {_ranked_arguments(names, judged_only)}) q\n"
+            f"    WHERE (SELECT count(fired) FROM guard) = 0)\n"
+            f"SELECT query_id, {', '.join(c for c, _ in columns)} FROM per_query WHERE {columns[0][0]} IS NOT NULL;\n"
+            f"COMMENT ON MACRO TABLE duckrank.{name} IS {_quote(doc)};\n")
+
+
+def _log_macro(name: str, implementation: str, doc: str, options: tuple[str, ...]) -> str:
+    params = [*(OPTIONS[o] for o in options), CONVENTIONS["rel_level"].param]
+    call = implementation.format(log="log", **{p.name: p.name for p in params})
+    return (f"CREATE OR REPLACE MACRO duckrank.{name}(log, {_signature(params)}) AS TABLE\n"
+            f"{_guard(['rel_level'], list(options))}\n"
+            f"SELECT * FROM {call} WHERE (SELECT count(fired) FROM guard) = 0;\n"
+            f"COMMENT ON MACRO TABLE duckrank.{name} IS {_quote(doc)};\n")
+
+
+def generate() -> str:
+    parts = [
+        "-- GENERATED by `python -m duckrank._generate` from duckrank/registry.py: do not edit by hand.\n"
+        "-- The option checks and every public table macro, each with the registry's defaults. The math is\n"
+        "-- in the hand-written files: duckrank.rank_queries (20) and the scalar macros (30-41).\n",
+        _checks_macro("convention_problems", [c.param for c in CONVENTIONS.values()], "the ranking conventions"),
+        _checks_macro("option_problems", list(OPTIONS.values()), "the per-measure options"),
+        _ranked_macro(),
+    ]
+    for measure in METRICS.values():
+        if measure.summary == "log":
+            parts.append(_log_macro(measure.name, measure.aggregate, measure.doc, measure.options))
+        elif measure.table_macro:
+            columns = [("value", measure.name), *measure.also]
+            parts.append(_table_macro(measure.name, f"{measure.doc} (per query)", [m for _, m in columns], columns))
+    for name, (doc, members) in GROUPS.items():
+        parts.append(_table_macro(name, doc, list(members), [(m, m) for m in members]))
+    for name, (implementation, doc, options) in LOG_MACROS.items():
+        parts.append(_log_macro(name, implementation, doc, options))
+    return "\n".join(parts)
+
+
+# The README's generated tables sit between these markers.
+README_MARKERS = {"measures": ("<!-- registry:measures -->", "<!-- /registry:measures -->"),
+                  "conventions": ("<!-- registry:conventions -->", "<!-- /registry:conventions -->")}
+
+
+def _code(items: list[str]) -> str:
+    return ", ".join(f"`{item}`" for item in items) or "—"
+
+
+def _options_cell(metric) -> str:
+    return ", ".join(f"{p.name} ({default_text(p.default)})" for p in metric.params) or "—"
+
+
+def _scalar_macro(metric) -> str:
+    """The scalar macro as a shell user calls it, e.g. ndcg_of(q, k, ideal)."""
+    return metric.aggregate.replace("duckrank.", "").replace("{", "").replace("}", "")
+
+
+def readme_tables() -> dict[str, str]:
+    """The README's measure and convention tables, from the registry."""
+    rows = ["| measure | trec_eval | ir_measures | ranx | other | definition | options (default) | scalar macro, "
+            "file | oracle |", "|---|---|---|---|---|---|---|---|---|"]
+    for metric in METRICS.values():
+        shown = metric.shown_spellings()
+        name = f"`{metric.name}`" if metric.table_macro else f"{metric.name} (summary only)"
+        summary = {"sum": " Summary: sum.", "gmean": "", "count": "", "log": " One value per log."}.get(metric.summary, "")
+        definition = metric.doc.replace("|", "\\|") + summary
+        rows.append(f"| {name} | {_code(shown['trec_eval'])} | {_code(shown['ir_measures'])} | {_code(shown['ranx'])} "
+                    f"| {_code(shown['other'])} | {definition} | {_options_cell(metric)} "
+                    f"| `{_scalar_macro(metric)}`, {metric.source or '—'} | {metric.oracle} |")
+    conventions = ["| convention | Python / SQL | CLI | values | default |", "|---|---|---|---|---|"]
+    for convention in CONVENTIONS.values():
+        param = convention.param
+        values = _code(list(param.choices)) if param.choices else param.type
+        conventions.append(f"| {param.doc} | `{param.name}` | {_code(list(convention.flags))} | {values} "
+                           f"| `{default_text(param.default)}` |")
+    return {"measures": "\n".join(rows), "conventions": "\n".join(conventions)}
+
+
+def with_readme_tables(readme: str) -> str:
+    """The README text with its generated tables replaced by the registry's."""
+    for key, table in readme_tables().items():
+        start, end = README_MARKERS[key]
+        if start not in readme or end not in readme:
+            raise RuntimeError(f"README.md lacks the markers {start} ... {end}")
+        head, rest = readme.split(start, 1)
+        readme = f"{head}{start}\n{table}\n{end}{rest.split(end, 1)[1]}"
+    return readme
+
+
+def targets() -> dict[Path, str]:
+    """Each generated file and the text it should hold: sql/60_measures.sql, and the README's
+    tables when the repository's README is there (an installed package has none)."""
+    from duckrank._library import sql_dir
+
+    files = {sql_dir() / GENERATED: generate()}
+    readme = Path(__file__).resolve().parent.parent / "README.md"
+    if readme.exists():
+        files[readme] = with_readme_tables(readme.read_text(encoding="utf-8"))
+    return files
+
+
+def main(argv: list[str]) -> int:
+    stale = []
+    for path, text in targets().items():
+        if path.exists() and path.read_text(encoding="utf-8") == text:
+            continue
+        if "--check" in argv:
+            stale.append(path)
+        else:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path}")
+    for path in stale:
+        print(f"{path} is out of date: run `python -m duckrank._generate`", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

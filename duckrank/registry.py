@@ -1,0 +1,352 @@
+"""The registry: one declaration per measure, per option and per convention.
+
+Everything else is derived from it:
+  - the public table macros and the option checks, generated into sql/60_measures.sql
+    (`python -m duckrank._generate` rewrites it; a test fails when it is out of date);
+  - parsing and rendering measure strings (duckrank.measures);
+  - the CLI's convention options, their choices and help, and `duckrank metrics`;
+  - the README's measure and convention tables (between their markers, also generated);
+  - the measures the oracle, golden and front-door tests must cover.
+
+The math itself stays in sql/: a measure names its scalar macro over one row `q` of
+duckrank.ranked (a query and its ranking), e.g. duckrank.ndcg_of(q, k, ideal).
+
+Adding a measure: write its scalar macro in sql/3x_*.sql, add one Metric to METRICS below (its
+spellings and its oracle), run `python -m duckrank._generate`, and add its oracle to
+tests/oracles.py if that oracle is new (the README's "Adding a measure" walks through it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from duckrank._sql import literal
+
+EMPTY_GAIN_MAP = "MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[]))"
+
+
+@dataclass(frozen=True)
+class Param:
+    """An option: its type, its one default, what is valid (a SQL predicate over the option's
+    own name, and the words that say it), and a line of help."""
+
+    name: str
+    type: str  # integer | number | text | boolean | gain_map
+    default: Any
+    doc: str
+    choices: tuple[str, ...] = ()
+    valid: str | None = None  # SQL condition over `name`; from `choices` when absent
+    must: str = ""  # "<name> must <must>; got ..." when `valid` fails
+    relation: bool = False  # read by duckrank.ranked (it changes the ranking), not by the metric
+
+    @property
+    def default_sql(self) -> str:
+        if self.type == "gain_map":
+            return EMPTY_GAIN_MAP
+        return literal(self.default)
+
+    @property
+    def condition(self) -> str | None:
+        if self.valid is not None:
+            return self.valid
+        if self.choices:
+            return f"{self.name} IN ({', '.join(literal(c) for c in self.choices)})"
+        return None
+
+    @property
+    def requirement(self) -> str:
+        return self.must or f"be one of {', '.join(self.choices)}"
+
+    def help(self) -> str:
+        """The option's line of help: what it does, its values (unless the text names them all) and
+        its default."""
+        named = all(re.search(rf"\b{re.escape(choice)}\b", self.doc) for choice in self.choices)
+        choices = f" ({', '.join(self.choices)})" if self.choices and not named else ""
+        default = "none" if self.default is None else default_text(self.default)
+        return f"{self.doc}{choices}; default {default}"
+
+
+def default_text(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{}" if not value else ",".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+def _positive_integer_or_null(name: str) -> str:
+    return f"{name} IS NULL OR ({name} >= 1 AND {name} = floor({name}))"
+
+
+# The per-measure options. One name means one thing, with one default, in every measure.
+OPTIONS: dict[str, Param] = {p.name: p for p in [
+    Param("k", "integer", None, "cutoff: score the top k only (NULL: full depth)",
+          valid=_positive_integer_or_null("k"), must="be a positive integer (or NULL for full depth)"),
+    Param("cap", "boolean", False, "divide by min(R, k) instead of R (trec_eval relative_P)", valid="cap IS NOT NULL",
+          must="be true or false"),
+    Param("beta", "number", 1.0, "weight of recall against precision", valid="beta > 0", must="be positive"),
+    Param("denominator", "text", "R", "what AP divides by: R (trec_eval), min(R, k), or the hits in the top k",
+          choices=("R", "min", "hits")),
+    Param("mult", "number", 1.0, "R-precision's cutoff is floor(mult * R + 0.9) (trec_eval Rprec_mult)",
+          valid="mult > 0", must="be positive"),
+    Param("recall", "number", 0.0, "the recall level", valid="recall >= 0 AND recall <= 1",
+          must="be between 0 and 1"),
+    Param("gain", "text", "linear", "gain of a grade: linear (negatives 0), exp (2^g - 1), raw (negatives count)",
+          choices=("linear", "exp", "raw"), must="be one of linear, exp, raw (or pass gain_map)", relation=True),
+    Param("gain_map", "gain_map", {}, "gains of listed grades, e.g. {1: 3, 2: 9} (trec_eval ndcg.1=3,2=9)",
+          valid="gain_map IS NOT NULL", must="be a MAP of grade to gain", relation=True),
+    Param("ideal", "text", "qrels", "the ideal ranking: every judged doc (qrels) or the retrieved ones (run)",
+          choices=("qrels", "run")),
+    Param("g_max", "number", None, "ERR's top grade (NULL: the largest grade in the qrels)",
+          valid="g_max IS NULL OR g_max > 0",
+          must="be positive (or NULL for the largest grade in the qrels)", relation=True),
+    Param("p", "number", 0.8, "RBP's persistence", valid="p > 0 AND p < 1", must="be strictly between 0 and 1"),
+    Param("weight", "text", "impressions", "GAUC weights each query by its impressions or its positives",
+          choices=("impressions", "positives")),
+    Param("threshold", "number", 0.5, "predicted positive when score >= threshold",
+          valid="isfinite(threshold)", must="be a finite number"),
+]}
+
+
+@dataclass(frozen=True)
+class Convention:
+    """A ranking convention: an option of every measure, a keyword of evaluate() and a CLI flag."""
+
+    param: Param
+    flags: tuple[str, ...]  # the CLI's spellings, e.g. ("--ties",) or ("-l",)
+    metavar: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.param.name
+
+
+CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
+    Convention(Param("rel_level", "number", 1, "relevance level: grade >= N is relevant (trec_eval -l)",
+                     valid="isfinite(rel_level)", must="be a finite number", relation=True), ("-l",), "N"),
+    Convention(Param("ties", "text", "trec", "tie rule: trec (doc_id descending), input order, average (the "
+                     "expected value over the tie's orders), pessimistic or optimistic",
+                     choices=("trec", "input", "average", "pessimistic", "optimistic"), relation=True),
+               ("--ties",), "RULE"),
+    Convention(Param("max_rank", "integer", None, "score only the top N of each query (trec_eval -M)",
+                     valid=_positive_integer_or_null("max_rank"),
+                     must="be a positive integer (or NULL for no cap)", relation=True), ("-M",), "N"),
+    Convention(Param("complete", "boolean", False, "qrels queries missing from the run score 0 (trec_eval -c)",
+                     valid="complete IS NOT NULL", must="be true or false", relation=True), ("-c",)),
+    Convention(Param("empty", "text", "zero", "a query with no relevant docs: keeps its value (zero), is "
+                     "dropped (skip) or reports NaN (nan)", choices=("zero", "skip", "nan")), ("--empty",), "POLICY"),
+    Convention(Param("unjudged", "text", "nonrelevant", "unjudged retrieved docs: non-relevant, skipped (trec_eval "
+                     "-J), or given the query's mean or median grade",
+                     choices=("nonrelevant", "skip", "mean", "median"), relation=True), ("--unjudged",), "POLICY"),
+    Convention(Param("duplicates", "text", "error", "a doc twice in a query (or judged twice with different "
+                     "grades): an error, or its highest score and grade", choices=("error", "max"), relation=True),
+               ("--duplicates",), "POLICY"),
+]}
+
+# What duckrank.ranked reads beside the conventions: the measure options that change the ranking
+# relation (gains, ERR's top grade), and whether it may leave out the unjudged docs.
+RANKED_OPTIONS = ("gain", "gain_map", "g_max")
+# duckrank.rank_queries' arguments after (qrels, run), in order.
+RANK_QUERIES_ARGUMENTS = ("rel_level", "ties", "max_rank", "complete", "unjudged", "gain", "gain_map", "g_max",
+                          "duplicates", "judged_only")
+JUDGED_ONLY = Param("judged_only", "boolean", True, "keep only the docs a judged-only measure reads (AUC needs all)",
+                    valid="judged_only IS NOT NULL", must="be true or false")
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """A name a measure answers to, with the options it fixes (ranx's ndcg_burges is nDCG with exp
+    gains) and, for trec_eval names, the option its .N parameter sets (P.5 sets k)."""
+
+    name: str
+    fixed: tuple[tuple[str, Any], ...] = ()
+    parameter: str | None = None
+
+
+def spell(name: str, parameter: str | None = None, **fixed: Any) -> Spelling:
+    return Spelling(name, tuple(fixed.items()), parameter)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measure's declaration: its scalar macro, its options, how its per-query values are summarised, what it
+    reads, its spellings in every family, and the oracle its tests compare it with."""
+
+    name: str  # also the name of its table macro
+    aggregate: str  # its scalar macro over `q` with {option} placeholders (log measures: over {log})
+    doc: str
+    options: tuple[str, ...] = ()
+    summary: str = "mean"  # mean | sum | gmean | count | log (one value per log, no per-query rows)
+    per_query: bool = True  # whether per-query rows are reported (trec_eval hides num_q, gm_map)
+    reads: str = "judged"  # judged: the judged docs suffice; all: every retrieved doc; log: a log
+    trec_eval: tuple[Spelling, ...] = ()
+    ir_measures: tuple[Spelling, ...] = ()
+    ranx: tuple[Spelling, ...] = ()
+    aliases: tuple[Spelling, ...] = ()
+    oracle: str = ""  # the independent implementation its tests compare with (tests/oracles.py)
+    table_macro: bool = True  # whether duckrank.<name>(qrels, run, ...) is generated
+    also: tuple[tuple[str, str], ...] = ()  # extra table-macro columns: (column, measure)
+    source: str = ""  # the sql/ file of its scalar macro
+
+    @property
+    def cutoff(self) -> str | None:
+        """The option an @N suffix sets: k, or the recall level of interpolated precision."""
+        if "k" in self.options:
+            return "k"
+        return "recall" if "recall" in self.options else None
+
+    @property
+    def params(self) -> list[Param]:
+        return [OPTIONS[name] for name in self.options]
+
+    def defaults(self) -> dict[str, Any]:
+        return {name: OPTIONS[name].default for name in self.options}
+
+    def spellings(self) -> list[Spelling]:
+        return [*self.trec_eval, *self.ir_measures, *self.ranx, *self.aliases]
+
+    def shown_spellings(self) -> dict[str, list[str]]:
+        """Each family's spellings as a user writes them: trec_eval's with their .N parameter
+        (P.N; ndcg's parameter is a gain map), the others with @k when the metric has a cutoff."""
+        def trec(s: Spelling) -> str:
+            return f"{s.name}.N" if s.parameter in ("k", "mult", "recall") else s.name
+        def other(s: Spelling) -> str:
+            return f"{s.name}@k" if self.cutoff else s.name
+        return {"trec_eval": [trec(s) for s in self.trec_eval], "ir_measures": [other(s) for s in self.ir_measures],
+                "ranx": [other(s) for s in self.ranx], "other": [other(s) for s in self.aliases]}
+
+
+M = Metric
+_SET = "sql/30_set_metrics.sql"
+_RANK = "sql/31_rank_metrics.sql"
+_GAIN = "sql/32_gain_metrics.sql"
+_AUC = "sql/40_auc.sql"
+_RATING = "sql/41_rating_metrics.sql"
+
+METRICS: dict[str, Metric] = {m.name: m for m in [
+    M("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
+      ("k",), trec_eval=(spell("P", "k"), spell("set_P")), ir_measures=(spell("P"),), ranx=(spell("precision"),),
+      oracle="pytrec_eval", source=_SET),
+    M("recall", "duckrank.recall_of(q, {k}, {cap})", "R@k = relevant docs in the top k / R (cap: / min(R, k))",
+      ("k", "cap"), trec_eval=(spell("recall", "k"), spell("relative_P", "k", cap=True), spell("set_recall"),
+                 spell("set_relative_P", cap=True)),
+      ir_measures=(spell("R"),), ranx=(spell("recall"),), oracle="pytrec_eval", source=_SET),
+    M("f_measure", "duckrank.f_measure_of(q, {k}, {beta})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
+      ("k", "beta"), trec_eval=(spell("set_F"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
+      oracle="pytrec_eval", source=_SET),
+    M("hit_rate", "duckrank.hit_rate_of(q, {k})", "hit@k = 1 if a relevant doc is in the top k, else 0",
+      ("k",), trec_eval=(spell("success", "k"),), ir_measures=(spell("Success"),), ranx=(spell("hit_rate"),),
+      aliases=(spell("hit"), spell("hits_at")), oracle="pytrec_eval", source=_SET),
+    M("reciprocal_rank", "duckrank.reciprocal_rank_of(q, {k})", "RR@k = 1 / rank of the first relevant doc in the "
+      "top k, else 0 (mean: MRR)", ("k",), trec_eval=(spell("recip_rank"),), ir_measures=(spell("RR"),),
+      ranx=(spell("mrr"),), aliases=(spell("reciprocal_rank"),), oracle="pytrec_eval", source=_RANK),
+    M("average_precision", "duckrank.average_precision_of(q, {k}, {denominator})",
+      "AP@k = sum of P@i over the relevant ranks i <= k, / R (or min(R, k), or the hits) (mean: MAP)",
+      ("k", "denominator"), trec_eval=(spell("map"), spell("map_cut", "k")), ir_measures=(spell("AP"),),
+      ranx=(spell("map"),), aliases=(spell("average_precision"),), oracle="pytrec_eval", source=_RANK),
+    M("r_precision", "duckrank.r_precision_of(q, {mult})", "R-precision = P@R (mult: P@floor(mult R + 0.9))",
+      ("mult",), trec_eval=(spell("Rprec"), spell("Rprec_mult", "mult")), ir_measures=(spell("Rprec"),),
+      ranx=(spell("r-precision"),), aliases=(spell("r-prec"), spell("r_precision")), oracle="pytrec_eval",
+      source=_SET),
+    M("bpref", "duckrank.bpref_of(q)", "bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R)",
+      trec_eval=(spell("bpref"),), ir_measures=(spell("Bpref"),), ranx=(spell("bpref"),), oracle="pytrec_eval",
+      source=_RANK),
+    M("interpolated_precision", "duckrank.interpolated_precision_of(q, {recall})",
+      "iP@r = the best precision where recall reaches r (round(r R) relevant docs)", ("recall",),
+      trec_eval=(spell("iprec_at_recall", "recall"),), ir_measures=(spell("IPrec"),),
+      aliases=(spell("interpolated_precision"),), oracle="pytrec_eval", source=_RANK),
+    M("eleven_point_average", "duckrank.eleven_point_average_of(q)",
+      "mean interpolated precision at recall 0, 0.1, ..., 1", trec_eval=(spell("11pt_avg"),),
+      aliases=(spell("eleven_point_average"),), oracle="pytrec_eval", source=_RANK),
+    M("cg", "duckrank.cg_of(q, {k})", "CG@k = sum of the gains in the top k", ("k", "gain", "gain_map"),
+      aliases=(spell("cg"),), oracle="formula", source=_GAIN),
+    M("dcg", "duckrank.dcg_of(q, {k})", "DCG@k = sum of g(i) / log2(i + 1) over the top k", ("k", "gain", "gain_map"),
+      ranx=(spell("dcg"), spell("dcg_burges", gain="exp")), oracle="ranx", source=_GAIN),
+    M("idcg", "duckrank.idcg_of(q, {k}, {ideal})", "IDCG@k = DCG@k of the ideal ordering",
+      ("k", "gain", "gain_map", "ideal"), aliases=(spell("idcg"),), oracle="formula", source=_GAIN),
+    M("ndcg", "duckrank.ndcg_of(q, {k}, {ideal})", "nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0",
+      ("k", "gain", "gain_map", "ideal"), trec_eval=(spell("ndcg", "gain_map"), spell("ndcg_cut", "k")),
+      ir_measures=(spell("nDCG"),), ranx=(spell("ndcg"), spell("ndcg_burges", gain="exp")), oracle="pytrec_eval",
+      source=_GAIN),
+    M("err", "duckrank.err_of(q, {k})", "ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), "
+      "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR"),), oracle="formula", source=_GAIN),
+    M("rbp", "duckrank.rbp_of(q, {k}, {p})", "RBP(p)@k = (1 - p) sum over i <= k of rel(i) p^(i-1)", ("k", "p"),
+      trec_eval=(spell("rbp", p=0.9),), ir_measures=(spell("RBP"),), ranx=(spell("rbp"),), oracle="ranx",
+      also=(("residual", "rbp_residual"),), source=_GAIN),
+    M("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p})", "RBP's residual: the weight of the unjudged docs in "
+      "the top k and of the ranks beyond", ("k", "p"), trec_eval=(spell("rbp_resid", p=0.9),),
+      aliases=(spell("rbp_residual"),), oracle="formula", source=_GAIN),
+    M("judged", "duckrank.judged_of(q, {k})", "Judged@k = the share of the top k (or of the retrieved, if fewer) that "
+      "is judged", ("k",), ir_measures=(spell("Judged"),), oracle="ir_measures", source=_SET),
+    M("auc", "duckrank.auc_of(q)", "AUC of a query's retrieved docs by rank sums, ties averaged (NULL without both "
+      "classes)", reads="all", aliases=(spell("auc"),), oracle="formula", source=_AUC),
+    M("gauc", "duckrank.gauc_of_log({log}, {weight}, {rel_level})", "GAUC: per-query AUC averaged with weights "
+      "impressions or positives", ("weight",), summary="log", reads="log", aliases=(spell("gauc"),),
+      oracle="formula", source=_AUC),
+    M("global_auc", "duckrank.global_auc_of_log({log}, {rel_level})", "AUC over every row of a log, ignoring the "
+      "query (scikit-learn roc_auc_score)", summary="log", reads="log",
+      aliases=(spell("global_auc"), spell("auc_global")), oracle="sklearn", source=_AUC),
+    M("mae", "duckrank.mae_of(q)", "MAE = mean |score - grade| over the judged retrieved docs",
+      aliases=(spell("mae"),), oracle="sklearn", source=_RATING),
+    M("rmse", "duckrank.rmse_of(q)", "RMSE = sqrt(mean (score - grade)^2) over the judged retrieved docs",
+      aliases=(spell("rmse"),), oracle="sklearn", source=_RATING),
+    M("num_q", "1", "the number of queries scored", summary="count", per_query=False,
+      trec_eval=(spell("num_q"),), ir_measures=(spell("NumQ"),), oracle="pytrec_eval", table_macro=False),
+    M("num_ret", "q.num_ret", "documents retrieved", summary="sum", trec_eval=(spell("num_ret"),),
+      ir_measures=(spell("NumRet"),), oracle="pytrec_eval", source="sql/20_ranked.sql"),
+    M("num_rel", "q.num_rel", "relevant documents (R)", summary="sum", trec_eval=(spell("num_rel"),),
+      ir_measures=(spell("NumRel"),), oracle="pytrec_eval", source="sql/20_ranked.sql"),
+    M("num_rel_ret", "duckrank.num_rel_ret_of(q)", "relevant documents retrieved", summary="sum",
+      trec_eval=(spell("num_rel_ret"),), ir_measures=(spell("NumRelRet"),), oracle="pytrec_eval", source=_SET),
+    M("num_nonrel_judged_ret", "duckrank.num_nonrel_judged_ret_of(q)", "judged non-relevant documents retrieved",
+      summary="sum", trec_eval=(spell("num_nonrel_judged_ret"),), oracle="pytrec_eval", source=_SET),
+    M("gm_map", "duckrank.average_precision_of(q, NULL, 'R')", "geometric mean over queries of AP (floored at "
+      "1e-5)", summary="gmean", per_query=False, trec_eval=(spell("gm_map"),), oracle="pytrec_eval",
+      table_macro=False, source=_RANK),
+    M("gm_bpref", "duckrank.bpref_of(q)", "geometric mean over queries of bpref (floored at 1e-5)",
+      summary="gmean", per_query=False, trec_eval=(spell("gm_bpref"),), oracle="pytrec_eval", table_macro=False,
+      source=_RANK),
+]}
+
+# Table macros over several measures at once: trec_eval's counters side by side.
+GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "counts": ("trec_eval's counters per query (sum them for the summary)",
+               ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")),
+}
+
+# The log helpers beside the log measures: their hand-written implementation and options.
+LOG_MACROS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "log_auc": ("duckrank.query_auc_of_log({log}, {rel_level})",
+                "AUC per query of a log(query_id, score, label), with impressions and positives", ()),
+    "classification": ("duckrank.confusion_of_log({log}, {threshold}, {rel_level})",
+                       "TP, FP, TN, FN, accuracy, precision, recall, F1 of a log(score, label) at a score threshold",
+                       ("threshold",)),
+}
+
+_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+# `-m all_trec`: every trec_eval measure duckrank supports, in trec_eval's own order.
+ALL_TREC: list[str] = [
+    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    *[f"iprec_at_recall.{level / 10:.2f}" for level in range(11)],
+    *[f"P.{k}" for k in _CUTOFFS],
+    *[f"recall.{k}" for k in _CUTOFFS],
+    "gm_bpref",
+    *[f"Rprec_mult.{m / 10:.2f}" for m in range(2, 21, 2)],
+    "11pt_avg", "ndcg",
+    *[f"ndcg_cut.{k}" for k in _CUTOFFS],
+    *[f"map_cut.{k}" for k in _CUTOFFS],
+    *[f"relative_P.{k}" for k in _CUTOFFS],
+    *[f"success.{k}" for k in (1, 5, 10)],
+    "set_P", "set_recall", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid",
+]
+
+# trec_eval's default measure set ("official"), which `duckrank eval` prints without -m.
+OFFICIAL: list[str] = [
+    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall.0.00,0.10,0.20,0.30,0.40,0.50,0.60,0.70,0.80,0.90,1.00",
+    "P.5,10,15,20,30,100,200,500,1000",
+]

@@ -1,0 +1,111 @@
+"""The registry is the one declaration of every measure: what it generates is up to date, and no
+measure lacks what a measure must have (a scalar macro, a golden case, a README row, an oracle)."""
+
+from __future__ import annotations
+
+import re
+import string
+
+import pytest
+
+import test_sql_golden
+from duckrank import _generate
+from duckrank._library import connect, library_files, sql_dir
+from duckrank.measures import parse_measure
+from duckrank.registry import CONVENTIONS, LOG_MACROS, METRICS, OPTIONS
+
+REPO = _generate.Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text(encoding="utf-8")
+GENERATED_SQL = sql_dir() / _generate.GENERATED
+
+
+@pytest.fixture(scope="module")
+def con():
+    connection = connect()
+    yield connection
+    connection.close()
+
+
+def test_generated_sql_and_readme_are_up_to_date():
+    stale = [str(path) for path, text in _generate.targets().items()
+             if not path.exists() or path.read_text(encoding="utf-8") != text]
+    assert not stale, f"run `python -m duckrank._generate`: {stale} are out of date"
+
+
+def test_every_aggregate_names_its_options_and_an_existing_macro(con):
+    functions = {name for (name,) in con.execute(
+        "SELECT DISTINCT function_name FROM duckdb_functions() WHERE schema_name = 'duckrank'").fetchall()}
+    for metric in METRICS.values():
+        placeholders = {field for _, field, _, _ in string.Formatter().parse(metric.aggregate) if field}
+        allowed = set(metric.options) | ({"log", "rel_level"} if metric.summary == "log" else set())
+        assert placeholders <= allowed, (metric.name, placeholders - allowed)
+        # every option reaches the SQL: as a placeholder, or through duckrank.ranked (gains, g_max)
+        assert set(metric.options) <= placeholders | {"gain", "gain_map", "g_max"}, metric.name
+        for macro in re.findall(r"duckrank\.(\w+)\(", metric.aggregate):
+            assert macro in functions, (metric.name, macro)
+        if metric.source:
+            assert re.search(rf"MACRO duckrank\.{re.escape(metric.aggregate.split('(')[0].split('.')[-1])}\(",
+                             (REPO / metric.source).read_text()) \
+                or metric.aggregate.startswith("q."), metric.name
+
+
+def test_every_option_is_used_and_every_spelling_is_unambiguous():
+    used = {option for metric in METRICS.values() for option in metric.options}
+    used |= {option for _, _, options in LOG_MACROS.values() for option in options}
+    assert used == set(OPTIONS), set(OPTIONS) ^ used
+    seen: dict[tuple[str, str], str] = {}
+    for metric in METRICS.values():
+        for family, spellings in (("trec_eval", metric.trec_eval), ("other", (*metric.ir_measures, *metric.ranx,
+                                                                              *metric.aliases))):
+            for spelling in spellings:
+                key = (family, spelling.name if family == "trec_eval" else spelling.name.lower())
+                assert seen.setdefault(key, metric.name) == metric.name, (key, seen[key], metric.name)
+                for option, _ in spelling.fixed:
+                    assert option in metric.options, (metric.name, spelling.name, option)
+
+
+@pytest.mark.parametrize("name", list(METRICS))
+def test_every_spelling_parses_to_its_metric(name):
+    metric = METRICS[name]
+    for spelling in metric.trec_eval:
+        text = spelling.name + {"k": ".5", "mult": ".0.5", "recall": ".0.5"}.get(spelling.parameter, "")
+        assert parse_measure(text).metric is metric, text
+    for spelling in (*metric.ir_measures, *metric.ranx, *metric.aliases):
+        text = spelling.name + ("@5" if metric.cutoff == "k" else "")
+        assert parse_measure(text).metric is metric, text
+        assert parse_measure(text.upper()).metric is metric, text.upper()
+
+
+@pytest.mark.parametrize("name", list(METRICS))
+def test_every_metric_has_a_golden_case_and_a_readme_row(name):
+    golden = {macro for macro, _, _ in test_sql_golden.EDGE_CASES}
+    elsewhere = test_sql_golden.GOLDEN_ELSEWHERE
+    assert name in golden or hasattr(test_sql_golden, elsewhere.get(name, "-")), \
+        f"{name}: add a hand-computed case to EDGE_CASES in tests/test_sql_golden.py"
+    cell = f"`{name}`" if METRICS[name].table_macro else f"{name} (summary only)"
+    assert f"\n| {cell} |" in README, f"{name} has no row in the README's measure table"
+
+
+def test_every_table_macro_of_the_library_is_a_registered_measure_or_documented(con):
+    macros = {name for (name,) in con.execute(
+        "SELECT DISTINCT function_name FROM duckdb_functions() WHERE schema_name = 'duckrank' "
+        "AND function_type = 'table_macro'").fetchall()}
+    generated = {match[1] for statement in GENERATED_SQL.read_text(encoding="utf-8").split(";\n")
+                 if (match := re.search(r"MACRO duckrank\.(\w+)\(.*\) AS TABLE", statement, re.S))}
+    # every public (generated) macro is a measure, a group or a log helper, and documented
+    for macro in generated:
+        assert f"`{macro}`" in README or f"duckrank.{macro}(" in README, macro
+    # the hand-written table macros are the relations the generated ones wrap, and compare's
+    assert macros - generated == {"rank_queries", "query_auc_of_log", "gauc_of_log", "global_auc_of_log",
+                                  "confusion_of_log", "compare", "p_adjust"}
+
+
+def test_defaults_live_once():
+    """No hand-written SQL file repeats an option's default: the registry's are the generated
+    macros' own, and the hand-written macros take every option as an argument."""
+    for path in library_files():
+        if path == GENERATED_SQL:
+            continue
+        for name, signature in re.findall(r"CREATE OR REPLACE MACRO duckrank\.(\w+)\(([^)]*)\)", path.read_text()):
+            named = set(re.findall(r"(\w+) :=", signature))
+            assert not named & (set(OPTIONS) | set(CONVENTIONS)), (path.name, name, named)
