@@ -23,7 +23,8 @@ import pytest
 from click.testing import CliRunner
 
 import duckrank
-from duckrank.cli import Progress, main
+from duckrank.cli import main
+from duckrank.cli.common import Progress
 
 DUCKRANK = Path(sys.executable).parent / "duckrank"
 
@@ -116,11 +117,11 @@ def test_help_lists_every_command():
     for flag in ("-h", "--help"):
         result = run(flag)
         assert result.exit_code == 0
-        for command in ("eval", "metrics", "sql", "convert"):
+        for command in ("eval", "compare", "metrics", "sql", "convert"):
             assert command in result.stdout
 
 
-@pytest.mark.parametrize("command", ["eval", "metrics", "sql", "convert"])
+@pytest.mark.parametrize("command", ["eval", "compare", "metrics", "sql", "convert"])
 def test_command_help(command):
     result = run(command, "-h")
     assert result.exit_code == 0
@@ -613,11 +614,11 @@ def test_usage_errors(data, args, fragment):
 
 
 def test_parquet_needs_a_file_on_a_terminal(data, monkeypatch):
-    from duckrank import _cli_common
+    from duckrank.cli import common
 
-    problems = _cli_common.Problems()
+    problems = common.Problems()
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
-    _cli_common.check_output(problems, "parquet", None, [])
+    common.check_output(problems, "parquet", None, [])
     assert problems.messages and "-o FILE" in problems.messages[0]
 
 
@@ -671,29 +672,57 @@ def test_an_unexpected_bug_prints_no_traceback(data, monkeypatch):
 
 
 def test_metrics_lists_the_catalog():
-    from duckrank.cli import _catalog
-    from duckrank.measures import METRICS
+    from duckrank.catalog import catalog
+    from duckrank.measures import parse_measure
+    from duckrank.registry import METRICS
 
-    entries = _catalog()
-    assert {e["name"] for e in entries} == set(METRICS)
+    entries = catalog()
+    assert [e["name"] for e in entries] == list(METRICS)  # every registry measure, in its order
+    root = Path(__file__).resolve().parent.parent
     con = duckrank.connect()
-    comments = {c for (c,) in con.execute(
-        "SELECT comment FROM duckdb_functions() WHERE schema_name = 'duckrank' AND comment IS NOT NULL").fetchall()}
-    for entry in entries:  # every definition is a macro's own COMMENT, every source a real file
-        assert entry["definition"] and any(c in entry["definition"] for c in comments), entry
-        assert (Path(__file__).resolve().parent.parent / entry["source"]).is_file(), entry
+    comments = dict(con.execute(
+        "SELECT function_name, comment FROM duckdb_functions() WHERE schema_name = 'duckrank' "
+        "AND function_type = 'table_macro'").fetchall())
+    for entry in entries:
+        metric = METRICS[entry["name"]]
+        assert entry["definition"] == metric.doc != "", entry
+        if metric.table_macro:  # the library's table macro is documented in the same words
+            assert comments[metric.name].startswith(metric.doc), entry
+        assert entry["options"] == metric.defaults() and entry["summary"] == metric.summary, entry
+        assert entry["oracle"] == metric.oracle != "", entry
+        # the source is the real file that defines the scalar macro (or the ranked field) the measure reads
+        read = re.findall(r"duckrank\.(\w+)\(", metric.aggregate) + re.findall(r"\bq\.(\w+)", metric.aggregate)
+        if entry["source"] or read:
+            text = (root / entry["source"]).read_text(encoding="utf-8")
+            for name in read:
+                assert re.search(rf"\b{name}\b", text), (entry, name)
+        # every spelling listed parses to this measure
+        for spelling in entry["spellings"]:
+            example = re.sub(r"\.N$", ".5", spelling).replace("@k", "@5").replace("@recall", "@0.5")
+            assert parse_measure(example).metric.name == entry["name"], (entry["name"], spelling)
     result = run("metrics", "--format", "table")
     assert result.exit_code == 0, result.output
     for entry in entries:
         assert re.search(rf"^{re.escape(entry['name'])}$", result.stdout, re.M), entry["name"]
     records = json.loads(run("metrics", "--format", "json").stdout)
-    assert [r["name"] for r in records] == [e["name"] for e in entries]
+    assert records == entries
 
 
 def test_metrics_filter_and_formats(tmp_path):
     result = run("metrics", "ndcg_cut.10", "--format", "jsonl")
     assert result.exit_code == 0, result.output
     assert [json.loads(line)["name"] for line in result.stdout.splitlines()] == ["ndcg"]
+    (ndcg,) = json.loads(run("metrics", "ndcg", "--format", "json").stdout)
+    assert ndcg["spellings"] == ["ndcg", "ndcg_cut.N", "nDCG@k", "ndcg_burges@k"]
+    assert ndcg["options"] == {"k": None, "gain": "linear", "gain_map": {}, "ideal": "qrels"}
+    assert ndcg["definition"].startswith("nDCG@k = DCG@k / IDCG@k")
+    table = run("metrics", "ndcg", "--format", "table").stdout
+    assert table.splitlines()[0] == "ndcg"
+    assert "  spellings:   ndcg, ndcg_cut.N, nDCG@k, ndcg_burges@k\n" in table
+    assert "  options:     k=NULL, gain=linear, gain_map={}, ideal=qrels\n" in table
+    several = run("metrics", "P.5", "MAP", "recall", "--format", "jsonl").stdout
+    assert [json.loads(line)["name"] for line in several.splitlines()] == ["precision", "recall",
+                                                                           "average_precision"]
     for fmt in ("csv", "tsv", "markdown", "latex"):
         assert run("metrics", "--format", fmt).exit_code == 0
     target = tmp_path / "metrics.parquet"
@@ -864,20 +893,43 @@ def test_help_is_fast_and_lazy():
     assert best < 0.5, best
 
 
-def test_the_help_lists_exactly_the_values_the_sql_accepts():
-    """The CLI names the convention values in its help; the SQL library decides what is valid."""
-    import duckrank
-    from duckrank import _cli_common as cli
+@pytest.mark.parametrize("command", ["eval", "compare"])
+def test_the_help_lists_exactly_the_values_the_sql_accepts(command):
+    """The CLI names the convention values in its help, from the registry; the SQL library decides what
+    is valid: it accepts each value the help lists, and its message for a bad one lists the same."""
+    from duckrank.registry import CONVENTIONS, OPTIONS
+
     con = duckrank.connect()
-    listed = {"ties": cli.TIES, "unjudged": cli.UNJUDGED, "duplicates": cli.DUPLICATES}
-    for name, values in listed.items():
-        for value in values:
-            assert con.execute(f"SELECT duckrank.convention_problems({name} := ?)", [value]).fetchall()[0][0] is None
-        message = con.execute(f"SELECT duckrank.convention_problems({name} := 'bogus')").fetchall()[0][0]
-        assert message == f"{name} must be one of {', '.join(values)}; got 'bogus'"
-    for name, values in {"empty": cli.EMPTY, "gain": cli.GAINS}.items():
-        message = con.execute(f"SELECT duckrank.option_problems({name} := 'bogus')").fetchall()[0][0]
-        assert message.startswith(f"{name} must be one of {', '.join(values)}")
+    declared = {param.name: param for param in main.commands[command].params}
+    shown = " ".join(run(command, "--help").stdout.split())
+    worded = [(name, c.param, "convention_problems") for name, c in CONVENTIONS.items() if c.param.choices]
+    for name, param, check in [*worded, ("gain", OPTIONS["gain"], "option_problems")]:
+        listed = list(param.choices)
+        text = " ".join(declared[name].help.split())
+        assert all(re.search(rf"\b{re.escape(value)}\b", text) for value in listed), (name, text)
+        assert f"; default {param.default}." in text and " ".join(param.help().split())[1:] in shown, name
+        for value in listed:
+            assert con.execute(f"SELECT duckrank.{check}({name} := ?)", [value]).fetchall()[0][0] is None
+        message = con.execute(f"SELECT duckrank.{check}({name} := 'bogus')").fetchall()[0][0]
+        assert message.startswith(f"{name} must be one of {', '.join(listed)}"), message
+    assert {name for name, _, _ in worded} == {"ties", "empty", "unjudged", "duplicates"}
+
+
+def test_compare_and_eval_share_the_option_declarations():
+    """The conventions, columns and engine settings are declared once: the same flags, metavars and
+    help on both commands (compare also spells -c as --complete and says what it changes there)."""
+    from duckrank.cli.common import CONVENTIONS
+
+    shared = [c.name for c in CONVENTIONS] + ["query_col", "doc_col", "score_col", "relevance_col", "threads",
+                                              "memory_limit", "temp_dir", "output_path", "quiet"]
+    evaluate = {p.name: p for p in main.commands["eval"].params}
+    compare = {p.name: p for p in main.commands["compare"].params}
+    for name in shared:
+        assert set(evaluate[name].opts) <= set(compare[name].opts), name
+        assert evaluate[name].metavar == compare[name].metavar, name
+        assert name == "quiet" or compare[name].help.startswith(evaluate[name].help), name
+    assert set(compare["complete"].opts) == {"-c", "--complete"}
+    assert [c.flags for c in CONVENTIONS] == [tuple(evaluate[c.name].opts) for c in CONVENTIONS]
 
 
 def test_engine_settings_stay_with_their_own_evaluation(data):

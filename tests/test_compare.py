@@ -30,8 +30,8 @@ from scipy import special, stats
 
 import duckrank
 from duckrank._library import connect
+from duckrank.cli.compare import compare_command
 from duckrank.comparison import compare, resolve_baseline
-from duckrank.compare_cli import compare as compare_command
 from duckrank.errors import InputError, MeasureError, OptionError
 
 

@@ -1,5 +1,6 @@
 """What the duckrank commands share: collecting usage problems, turning duckrank's errors into
-exit codes and messages, the output and engine options, and atomic output paths."""
+exit codes and messages, the options every command declares the same way (the conventions come
+from duckrank.registry), atomic output paths, and the progress line."""
 
 from __future__ import annotations
 
@@ -9,23 +10,30 @@ import math
 import os
 import re
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Self
 
 import click
 
 from duckrank import _output as output
+from duckrank import registry
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 INPUT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
+# The output formats of the commands whose rows have no trec_eval layout (compare, metrics).
+NON_TREC_FORMATS = tuple(f for f in output.FORMATS if f != "trec")
 
-# The conventions' values, named in --help; the SQL library decides what is valid (a test checks
-# that these lists are exactly what it accepts).
-TIES = ("trec", "input", "average", "pessimistic", "optimistic")
-GAINS = ("linear", "exp", "raw")
-EMPTY = ("zero", "skip", "nan")
-UNJUDGED = ("nonrelevant", "skip", "mean", "median")
-DUPLICATES = ("error", "max")
+# The ranking conventions, as the registry declares them (flags, metavar, choices, default, help),
+# and the gain rule: a measure option (of nDCG, DCG, CG, ...) that the command line sets for every
+# measure at once. Their values are checked by the SQL library, which words the messages.
+CONVENTIONS: tuple[registry.Convention, ...] = (
+    *registry.CONVENTIONS.values(),
+    registry.Convention(registry.OPTIONS["gain"], ("--gain",), "GAIN"),
+)
+# What the command line adds to a convention's help.
+CONVENTION_NOTES = {"gain": "A per-grade map is a measure: -m ndcg.1=3,2=9."}
 
 
 def _float_or_nan(value: str) -> float:
@@ -90,24 +98,29 @@ class Problems:
             raise click.UsageError("\nError: ".join(self.messages))
 
 
+# ---------------------------------------------------------------------------------------------
+# errors
+
+# The word conventions as the facade quotes them (ties := 'x'), said as flags (--ties x).
+_WORD_CONVENTIONS = "|".join(c.name for c in CONVENTIONS if c.param.type == "text")
+
+
 def clean_message(message: Any) -> str:
     """A facade message as the CLI says it: no prefixes, options spelled as flags (--score-col)."""
     message = str(message).strip()
     for prefix in ("duckrank: ", "Error: "):
-        if message.startswith(prefix):
-            message = message[len(prefix):]
+        message = message.removeprefix(prefix)
     message = re.sub(r"(?<![-\w])(query|doc|score|relevance)_col=", r"--\1-col", message)
     message = re.sub(r"(?<![-\w])label_map=", "--label-map", message)
     message = re.sub(r"(?<![-\w])label=", "--label", message)
-    message = re.sub(r"\b(ties|empty|unjudged|duplicates|gain) := '(\w+)'", r"--\1 \2", message)
+    message = re.sub(rf"\b({_WORD_CONVENTIONS}) := '(\w+)'", r"--\1 \2", message)
     message = message.replace("--run-format / run_format=", "--run-format").replace(
         "--qrels-format / qrels_format=", "--qrels-format")
     return message
 
 
 # The facade's option names as the command line spells them, for messages that start with one.
-OPTION_FLAGS = {"ties": "--ties", "empty": "--empty", "unjudged": "--unjudged", "duplicates": "--duplicates",
-                "gain": "--gain", "rel_level": "-l", "max_rank": "-M", "by": "--by",
+OPTION_FLAGS = {**{c.name: c.flags[0] for c in CONVENTIONS}, "by": "--by",
                 **{name: f"--{name}" for name in ("permutations", "bootstrap", "seed", "confidence", "alpha",
                                                   "correction", "test", "baseline")}}
 
@@ -133,7 +146,8 @@ def handle_errors(function: Callable) -> Callable:
         except (click.ClickException, click.Abort, click.exceptions.Exit):
             raise
         except (MeasureError, OptionError) as error:
-            raise click.UsageError("\nError: ".join(clean_message(error).splitlines())) from None
+            # "ties must be one of ..." from the library, as the command line spells it: "--ties ..."
+            raise click.UsageError("\nError: ".join(as_flags(line) for line in clean_message(error).splitlines())) from None
         except DuckrankError as error:
             raise click.ClickException("\nError: ".join(clean_message(error).splitlines())) from None
         except BrokenPipeError:
@@ -149,7 +163,7 @@ def handle_errors(function: Callable) -> Callable:
         except OSError as error:
             where = f"{error.filename}: " if error.filename else ""
             raise click.ClickException(f"{where}{error.strerror or error}") from None
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             if os.environ.get("DUCKRANK_DEBUG"):
                 raise
             if _is_duckdb_error(error):
@@ -170,19 +184,46 @@ def _is_duckdb_error(error: BaseException) -> bool:
 # shared options
 
 
-def convention_options(function: Callable) -> Callable:
-    """--ties, --gain, --empty, --unjudged, --duplicates: the same on every command that scores."""
-    for option, metavar, text in reversed([
-        ("--ties", "RULE", f"Tie rule: {', '.join(TIES)} (default trec: doc_id descending)."),
-        ("--gain", "GAIN", f"Gain of a grade for nDCG/DCG/CG: {', '.join(GAINS)} (default linear, trec_eval; "
-                           "exp = 2^g-1; raw lets negative grades penalise). A per-grade map is a measure: "
-                           "-m ndcg.1=3,2=9."),
-        ("--empty", "POLICY", f"Queries with no relevant docs: {', '.join(EMPTY)} (default zero)."),
-        ("--unjudged", "POLICY", f"Unjudged retrieved docs: {', '.join(UNJUDGED)} (default nonrelevant)."),
-        ("--duplicates", "POLICY", f"A doc twice in a query: {', '.join(DUPLICATES)} (default error)."),
-    ]):
-        function = click.option(option, metavar=metavar, help=text)(function)
-    return function
+def convention_options(also: dict[str, tuple[str, ...]] | None = None,
+                       notes: dict[str, str] | None = None) -> Callable:
+    """-l, --ties, -M, -c, --empty, --unjudged, --duplicates and --gain, as the registry declares
+    them; the command receives their values as one dict, `conventions` (None or False: not given).
+
+    `also` adds a command's own spellings of a flag, `notes` a sentence to its help."""
+    also, notes = also or {}, {**CONVENTION_NOTES, **(notes or {})}
+
+    def decorate(function: Callable) -> Callable:
+        @functools.wraps(function)
+        def command(*args, **kwargs):
+            return function(*args, conventions={c.name: kwargs.pop(c.name) for c in CONVENTIONS}, **kwargs)
+
+        for convention in reversed(CONVENTIONS):
+            param = convention.param
+            text = param.help()
+            text = f"{text[0].upper()}{text[1:]}." + (f" {notes[param.name]}" if param.name in notes else "")
+            command = click.option(*convention.flags, *also.get(param.name, ()), param.name,
+                                   metavar=convention.metavar or None, is_flag=param.type == "boolean",
+                                   help=text)(command)
+        return command
+
+    return decorate
+
+
+def read_conventions(problems: Problems, values: dict[str, Any]) -> dict[str, Any]:
+    """The conventions given on the command line, for the facade: numbers read here (each bad one
+    a problem), words passed on for the SQL library to check, a flag only when set."""
+    conventions = {}
+    for convention in CONVENTIONS:
+        value, flag, kind = values.get(convention.name), convention.flags[0], convention.param.type
+        if kind == "number":
+            value = problems.number(flag, value)
+        elif kind == "integer":
+            value = problems.integer(flag, value)
+        elif kind == "boolean":
+            value = value or None
+        if value is not None:
+            conventions[convention.name] = value
+    return conventions
 
 
 def column_options(function: Callable) -> Callable:
@@ -195,24 +236,29 @@ def column_options(function: Callable) -> Callable:
     return function
 
 
-def output_options(function: Callable) -> Callable:
-    """--format, -o/--output and --quiet: the same on every command that prints results."""
-    function = click.option(
-        "--quiet", is_flag=True, help="No progress indicator on stderr."
-    )(function)
-    function = click.option(
-        "-o", "--output", "output_path", metavar="FILE",
-        help="Write to FILE (atomically: a temporary file in the same folder, then a rename) instead "
-             "of stdout. Its extension (.csv .tsv .json .jsonl .parquet .md .tex) picks the format "
-             "when --format is not given.",
-    )(function)
-    function = click.option(
-        "-f", "--format", "fmt", metavar="FORMAT",
-        help=f"One of {', '.join(output.FORMATS)}. Default: table on a terminal, else tsv (or "
-             "what -o FILE's extension says). Machine formats keep full double precision; table, "
-             "markdown, latex and trec round to 4 decimals like trec_eval.",
-    )(function)
-    return function
+ROUNDING = ("Machine formats keep full double precision; table, markdown, latex and trec round to 4 decimals "
+            "like trec_eval.")
+
+
+def output_options(formats: tuple[str, ...] = output.FORMATS, about: str = ROUNDING,
+                   quiet: str = "No progress indicator on stderr.") -> Callable:
+    """--format (one of `formats`; `about` says more), -o/--output and --quiet (its help: `quiet`)."""
+
+    def decorate(function: Callable) -> Callable:
+        function = click.option("--quiet", is_flag=True, help=quiet)(function)
+        function = click.option(
+            "-o", "--output", "output_path", metavar="FILE",
+            help="Write to FILE (atomically: a temporary file in the same folder, then a rename) instead "
+                 "of stdout. Its extension (.csv .tsv .json .jsonl .parquet .md .tex) picks the format "
+                 "when --format is not given.",
+        )(function)
+        return click.option(
+            "-f", "--format", "fmt", metavar="FORMAT",
+            help=f"One of {', '.join(formats)}. Default: table on a terminal, else tsv (or what -o FILE's "
+                 f"extension says).{' ' + about if about else ''}",
+        )(function)
+
+    return decorate
 
 
 def engine_options(function: Callable) -> Callable:
@@ -224,6 +270,10 @@ def engine_options(function: Callable) -> Callable:
     )(function)
     function = click.option("--threads", metavar="N", help="DuckDB worker threads (default: all cores).")(function)
     return function
+
+
+# ---------------------------------------------------------------------------------------------
+# checks
 
 
 def pick_format(problems: Problems, fmt: str | None, path: str | None, allowed: tuple[str, ...]) -> str:
@@ -255,7 +305,7 @@ def check_output(problems: Problems, fmt: str, path: str | None, inputs: list[st
 
 
 def check_engine(problems: Problems, threads: str | None, memory_limit: str | None,
-                  temp_dir: str | None) -> dict[str, Any]:
+                 temp_dir: str | None) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     if threads is not None:
         settings["threads"] = problems.integer("--threads", threads)
@@ -285,6 +335,17 @@ def _valid_memory_limit(value: str) -> bool:
     return True
 
 
+def facade_format(fmt: str | None, kind: str) -> str | None:
+    """The CLI's 'trec' is the facade's trec_run or trec_qrels."""
+    if fmt == "trec":
+        return f"trec_{kind}"
+    return fmt
+
+
+# ---------------------------------------------------------------------------------------------
+# output
+
+
 @contextlib.contextmanager
 def binary_target(path: str | None) -> Iterator[str]:
     """A path for DuckDB to COPY a binary file to: renamed onto -o FILE, or streamed to stdout."""
@@ -298,3 +359,61 @@ def binary_target(path: str | None) -> Iterator[str]:
         tmp = os.path.join(folder, "output.parquet")
         yield tmp
         output.copy_to_stdout(tmp)
+
+
+class Progress:
+    """A progress line on stderr while DuckDB works, only when stderr is a terminal.
+
+    Polls the connection's query_progress() from a thread; short jobs (< 0.5 s) print nothing.
+    """
+
+    def __init__(self, con, label: str, enabled: bool, delay: float = 0.5) -> None:
+        self.con = con
+        self.label = label
+        self.enabled = enabled
+        self.delay = delay
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._shown = False
+
+    def __enter__(self) -> Self:
+        if self.enabled:
+            try:
+                self.con.execute("SET enable_progress_bar = true").fetchall()
+                self.con.execute("SET enable_progress_bar_print = false").fetchall()
+            except Exception:  # noqa: BLE001 - progress is a nicety, never a failure
+                self.enabled = False
+                return self
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        start = time.monotonic()
+        if self._stop.wait(self.delay):
+            return
+        spinner = "|/-\\"
+        tick = 0
+        while not self._stop.wait(0.1):
+            try:
+                percent = self.con.query_progress()
+            except Exception:  # noqa: BLE001
+                percent = -1
+            elapsed = time.monotonic() - start
+            shown = f"{percent:5.1f}%" if percent is not None and percent > 0 else spinner[tick % 4]
+            sys.stderr.write(f"\rduckrank: {self.label} {shown}  {elapsed:5.1f}s")
+            sys.stderr.flush()
+            self._shown = True
+            tick += 1
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def progress_enabled(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty()

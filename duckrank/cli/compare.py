@@ -2,7 +2,6 @@
 
 The command maps onto duckrank.comparison.compare; this module parses options (reporting every bad
 one at once), and formats what the SQL computed with the shared writers in duckrank._output.
-Attach it to the CLI group with `main.add_command(compare)` (duckrank/cli.py).
 
 Exit status: 0 success, 1 a data problem (duckrank.DuckrankError), 2 a usage problem
 (duckrank.MeasureError, duckrank.OptionError, a bad option value).
@@ -16,20 +15,26 @@ from typing import Any
 import click
 
 from duckrank import _output as output
-from duckrank._cli_common import (
+from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     INPUT_FORMATS,
+    NON_TREC_FORMATS,
     Problems,
     binary_target,
+    check_engine,
     check_output,
     clean_message,
     column_options,
     convention_options,
+    engine_options,
+    facade_format,
     handle_errors,
+    output_options,
     pick_format,
+    read_conventions,
 )
 
-FORMATS = ("table", "tsv", "csv", "json", "jsonl", "parquet", "markdown", "latex")
+FORMATS = NON_TREC_FORMATS
 DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
 CORRECTION_NAMES = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg"}
 TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"}
@@ -53,34 +58,22 @@ TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"
                    "(Holm-Bonferroni, default) or bh (Benjamini-Hochberg).")
 @click.option("--test", metavar="TEST",
               help="The test whose adjusted p marks significance: t (paired t-test, default) or randomization.")
-@click.option("-c", "--complete", is_flag=True,
-              help="Score a query a run did not answer as 0 (trec_eval -c) instead of comparing on the "
-                   "queries every run answered.")
 @click.option("--by", "segments", multiple=True, metavar="COL",
               help="Compare per value of COL, a column of the runs such as country or device; repeatable.")
-@click.option("-l", "rel_level", metavar="N", help="Relevance level: grade >= N is relevant (default 1).")
-@click.option("-M", "max_rank", metavar="N", help="Score only the top N of each query (trec_eval -M).")
-@convention_options
+@convention_options(also={"complete": ("--complete",)},
+                    notes={"complete": "Without it, runs are compared on the queries every run answered."})
 @column_options
 @click.option("--run-format", metavar="FORMAT",
               help=f"Read runs as {', '.join(INPUT_FORMATS)} instead of detecting it.")
 @click.option("--qrels-format", metavar="FORMAT",
               help=f"Read the qrels as {', '.join(INPUT_FORMATS)} instead of detecting it.")
-@click.option("-f", "--format", "fmt", metavar="FORMAT",
-              help=f"One of {', '.join(FORMATS)}. Default: table on a terminal, else tsv (or what -o FILE's "
-                   "extension says). Machine formats keep full precision and send notes to stderr.")
-@click.option("-o", "--output", "output_path", metavar="FILE",
-              help="Write to FILE (atomically: a temporary file in the same folder, then a rename).")
-@click.option("--quiet", is_flag=True, help="No notes on stderr.")
-@click.option("--threads", metavar="N", help="DuckDB worker threads (default: all cores).")
-@click.option("--memory-limit", metavar="SIZE", help="Memory for the whole process, e.g. 4GB or 50% "
-              "(DuckDB gets 80% of it; the rest is headroom).")
-@click.option("--temp-dir", metavar="DIR", help="Where DuckDB spills (temp_directory).")
+@output_options(FORMATS, about="Machine formats keep full precision and send notes to stderr.",
+                quiet="No notes on stderr.")
+@engine_options
 @handle_errors
-def compare(qrels, runs, measures, baseline, permutations, bootstrap, seed, confidence, alpha, correction, test,
-            complete, segments, rel_level, max_rank, ties, gain, empty, unjudged, duplicates, query_col, doc_col,
-            score_col, relevance_col, run_format, qrels_format, fmt, output_path, quiet, threads, memory_limit,
-            temp_dir):
+def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, seed, confidence, alpha, correction,
+                    test, segments, conventions, query_col, doc_col, score_col, relevance_col, run_format,
+                    qrels_format, fmt, output_path, quiet, threads, memory_limit, temp_dir):
     """Compare runs against a baseline: mean, difference, bootstrap CIs, paired t-test and
     randomization test (Holm or BH adjusted), wins/ties/losses and effect size per measure.
 
@@ -100,19 +93,16 @@ def compare(qrels, runs, measures, baseline, permutations, bootstrap, seed, conf
     settings: dict[str, Any] = {
         "permutations": problems.integer("--permutations", permutations, 0),
         "bootstrap": problems.integer("--bootstrap", bootstrap, 0),
-        "seed": problems.integer("--seed", seed),
+        "seed": problems.integer("--seed", seed, 0),
         "confidence": problems.fraction("--confidence", confidence),
         "alpha": problems.fraction("--alpha", alpha),
         "correction": problems.choice("--correction", correction, ("holm", "bh")),
         "test": problems.choice("--test", test, ("t", "randomization")),
     }
-    conventions: dict[str, Any] = {"ties": ties, "gain": gain, "empty": empty, "unjudged": unjudged,
-                                   "duplicates": duplicates, "rel_level": problems.number("-l", rel_level),
-                                   "max_rank": problems.integer("-M", max_rank, 1)}
+    conventions = read_conventions(problems, conventions)
     run_fmt = problems.choice("--run-format", run_format, INPUT_FORMATS)
     qrels_fmt = problems.choice("--qrels-format", qrels_format, INPUT_FORMATS)
-    engine = {"threads": problems.integer("--threads", threads, 1), "memory_limit": memory_limit,
-              "temp_dir": temp_dir}
+    engine = check_engine(problems, threads, memory_limit, temp_dir)
 
     from duckrank.errors import MeasureError
     from duckrank.measures import expand_measures, parse_measure
@@ -139,12 +129,10 @@ def compare(qrels, runs, measures, baseline, permutations, bootstrap, seed, conf
 
     options = {key: value for key, value in {**settings, **conventions, **engine}.items() if value is not None}
     options.update({key: value for key, value in {
-        "run_format": "trec_run" if run_fmt == "trec" else run_fmt,
-        "qrels_format": "trec_qrels" if qrels_fmt == "trec" else qrels_fmt,
+        "run_format": facade_format(run_fmt, "run"), "qrels_format": facade_format(qrels_fmt, "qrels"),
         "query_col": query_col, "doc_col": doc_col, "score_col": score_col, "relevance_col": relevance_col,
     }.items() if value is not None})
-    result = compare_runs(qrels, list(runs), spellings, baseline=baseline, complete=complete,
-                          by=list(segments), **options)
+    result = compare_runs(qrels, list(runs), spellings, baseline=baseline, by=list(segments), **options)
     write(result, fmt, output_path, quiet=quiet)
 
 

@@ -1,0 +1,307 @@
+"""`duckrank eval QRELS RUN [RUN ...]` (and `--log FILE`): trec_eval's command, over duckrank.evaluation.compute.
+
+This module parses options, reports every bad one at once, and formats what the SQL computed in
+trec_eval's order. It holds no metric math.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from duckrank import _output as output
+from duckrank._sql import quote_identifier
+from duckrank.cli.common import (
+    CONTEXT_SETTINGS,
+    INPUT_FORMATS,
+    Problems,
+    Progress,
+    as_flags,
+    binary_target,
+    check_engine,
+    check_output,
+    clean_message,
+    column_options,
+    convention_options,
+    engine_options,
+    facade_format,
+    handle_errors,
+    output_options,
+    pick_format,
+    progress_enabled,
+    read_conventions,
+)
+from duckrank.registry import OFFICIAL
+
+
+@click.command("eval", context_settings=CONTEXT_SETTINGS)
+@click.argument("qrels", required=False, metavar="QRELS")
+@click.argument("runs", nargs=-1, metavar="RUN [RUN ...]")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help="A measure, repeatable: nDCG@10, P(rel=2)@5, map, P.5,10,20 (trec_eval's comma "
+                   "lists), all_trec (every trec_eval measure duckrank supports). Default: trec_eval's "
+                   "default set. `duckrank metrics` lists them all.")
+@click.option("-q", "per_query", is_flag=True, help="Per-query rows as well as the summary (trec_eval -q).")
+@click.option("-n", "no_summary", is_flag=True, help="No summary rows (trec_eval -n); use with -q.")
+@click.option("-J", "judged_only", is_flag=True,
+              help="Judged docs only: drop unjudged docs before ranking (trec_eval -J; --unjudged skip).")
+@convention_options()
+@column_options
+@click.option("--log", "log", metavar="FILE",
+              help="Score one impression log (query, doc, score and label on each row) instead of QRELS RUN.")
+@click.option("--label", metavar="COL", help="With --log: the column holding the judgment (e.g. clicked).")
+@click.option("--label-map", metavar="VALUE=GRADE,...",
+              help="With --log: grades for a text label column, e.g. purchase=3,click=1 (others grade 0).")
+@click.option("--by", "segments", multiple=True, metavar="COL",
+              help="Score every measure per value of COL, a column of the run (or --log) such as device; "
+                   "repeatable.")
+@click.option("--run-format", metavar="FORMAT",
+              help=f"Read runs (or the --log) as {', '.join(INPUT_FORMATS)} instead of detecting it.")
+@click.option("--qrels-format", metavar="FORMAT",
+              help=f"Read the qrels as {', '.join(INPUT_FORMATS)} instead of detecting it.")
+@output_options()
+@engine_options
+@handle_errors
+def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conventions, query_col, doc_col, score_col,
+                 relevance_col, log, label, label_map, segments, run_format, qrels_format, fmt, output_path, quiet,
+                 threads, memory_limit, temp_dir):
+    """Score one or more runs against QRELS (trec_eval's argument order).
+
+    \b
+    Inputs are Parquet, CSV/TSV, JSONL or TREC text (run: query Q0 doc rank score
+    run_id; qrels: query iteration doc grade), detected from the file.
+
+    \b
+    Examples:
+      duckrank eval qrels.txt run.txt -m all_trec -q --format trec
+      duckrank eval qrels.parquet a.parquet b.parquet -m nDCG@10 -m P.5,10
+      duckrank eval --log log.parquet --label clicked --query-col user_id \\
+          --doc-col item_id --score-col pred -m auc -m gauc -m nDCG@10
+
+    Exit status: 0 success, 1 a data problem, 2 a usage problem.
+    """
+    problems = Problems()
+
+    # positional arguments
+    if log is not None:
+        if qrels is not None or runs:
+            problems.add("--log scores a single impression log; give either --log FILE or QRELS RUN, not both")
+        if label is None:
+            problems.add("--log needs --label COL: the column that holds each row's judgment (e.g. clicked)")
+    else:
+        if label is not None or label_map is not None:
+            problems.add(f"{'--label' if label is not None else '--label-map'} only applies with --log FILE")
+        if qrels is None:
+            problems.add("missing QRELS and RUN: give the qrels file, then one or more run files "
+                         "(or --log FILE --label COL)")
+        elif not runs:
+            problems.add(f"missing RUN: give one or more run files after the qrels {qrels}")
+
+    # conventions: the numbers are read here, the words checked by the SQL library itself, below
+    if judged_only and conventions["unjudged"] not in (None, "skip"):
+        problems.add(f"-J means --unjudged skip; it contradicts --unjudged {conventions['unjudged']}")
+    conventions = read_conventions(problems, conventions)
+    if judged_only:
+        conventions["unjudged"] = "skip"
+    run_fmt = problems.choice("--run-format", run_format, INPUT_FORMATS)
+    qrels_fmt = problems.choice("--qrels-format", qrels_format, INPUT_FORMATS)
+
+    grades = _parse_label_map(problems, label_map) if label_map is not None else None
+
+    if no_summary and not per_query:
+        problems.add("-n drops the summary and without -q there are no per-query rows to print; add -q")
+
+    # measures: every bad one reported at once
+    from duckrank.errors import MeasureError
+    from duckrank.measures import expand_measures, parse_measure
+
+    requested: list[str] = []
+    for argument in measures or ["official"]:
+        # trec_eval's default set has a name too: -m official
+        requested.extend(OFFICIAL if argument.strip().lower() == "official" else [argument])
+    parsed = []
+    seen = set()
+    try:
+        spellings = expand_measures(requested)
+    except MeasureError as error:
+        problems.add(clean_message(error))
+        spellings = []
+    for spelling in spellings:
+        if spelling in seen:
+            continue
+        seen.add(spelling)
+        try:
+            parsed.append(parse_measure(spelling))
+        except MeasureError as error:
+            problems.add(clean_message(error))
+
+    # output and engine
+    fmt = pick_format(problems, fmt, output_path, output.FORMATS)
+    if segments and fmt == "trec":
+        problems.add("--format trec has no column for --by segments; use table, tsv, csv, json, jsonl or parquet")
+    inputs = [log] if log is not None else [qrels, *runs]
+    check_output(problems, fmt, output_path, [source for source in inputs if source])
+    engine = check_engine(problems, threads, memory_limit, temp_dir)
+
+    from duckrank._library import connect, shared_cursor
+    from duckrank.evaluation import compute, option_problems
+
+    # the part of the library an evaluation reads, loaded once; engine settings are the database's,
+    # so they get a private one that no later evaluation in this process inherits
+    con = connect() if engine else shared_cursor()
+    try:
+        for problem in option_problems(con, conventions, parsed):
+            problems.add(as_flags(problem))
+        problems.raise_if_any()
+    except BaseException:
+        con.close()
+        raise
+
+    # compute: the progress indicator watches the connection from the first read to the last write
+
+    # trec_eval prints its runid line for its measure sets
+    with_runid = not measures or any(m.strip().lower() in ("all_trec", "official") for m in measures)
+    input_formats = (
+        {"log_format": run_fmt} if log is not None
+        else {"run_format": facade_format(run_fmt, "run"), "qrels_format": facade_format(qrels_fmt, "qrels")}
+    )
+    kwargs: dict[str, Any] = dict(
+        log=log, label=label, label_map=grades, by=list(segments) or None, query_col=query_col, doc_col=doc_col,
+        score_col=score_col, relevance_col=relevance_col, **input_formats, **engine, **conventions,
+    )
+    kwargs = {key: value for key, value in kwargs.items() if value is not None}
+    try:
+        what = "the log" if log is not None else f"{len(runs)} run" + ("s" if len(runs) > 1 else "")
+        with Progress(con, f"scoring {what}", progress_enabled(quiet)):
+            results = compute(qrels, list(runs) if log is None else None, [m.spelling for m in parsed],
+                              con=con, **kwargs)
+            _write_eval(results, results.measures, fmt, output_path, per_query=per_query, summary=not no_summary,
+                        with_runid=with_runid)
+    finally:
+        con.close()
+
+
+def _parse_label_map(problems: Problems, text: str) -> dict[str, float] | None:
+    grades: dict[str, float] = {}
+    for pair in text.split(","):
+        value, sep, grade = pair.partition("=")
+        try:
+            if not sep or not value.strip():
+                raise ValueError
+            grades[value.strip()] = float(grade)
+        except ValueError:
+            problems.add(f"--label-map must be VALUE=GRADE pairs such as purchase=3,click=1; got {text!r}")
+            return None
+    return grades
+
+
+# The eval output: one row per (run, segment, query or 'all', measure), ordered as trec_eval prints it:
+# per run (and --by segment), every query's block (queries in id order), then the summary block.
+_EVAL_SQL = """
+WITH measures AS (
+    SELECT unnest($spellings) AS spelling, unnest($printed) AS metric,
+           unnest($per_query_ok) AS per_query_ok, unnest(range(len($spellings))) AS measure_order
+),
+runs AS (
+    SELECT unnest($runs) AS run, unnest(range(len($runs))) AS run_order
+),
+rows AS (
+    SELECT run, {by_columns}CAST(query_id AS VARCHAR) AS query_id, measure, value, 0 AS part,
+           dense_rank() OVER (ORDER BY query_id) AS query_order
+    FROM {per_query} WHERE $with_per_query
+    UNION ALL
+    SELECT run, {by_columns}'all' AS query_id, measure, value, 1 AS part, 0 AS query_order
+    FROM {summary} WHERE $with_summary
+)
+SELECT {run_column}{by_rows}rows.query_id, measures.metric, CAST(rows.value AS DOUBLE) AS value
+FROM rows
+JOIN measures ON rows.measure = measures.spelling
+JOIN runs ON rows.run = runs.run
+WHERE rows.part = 1 OR measures.per_query_ok
+ORDER BY runs.run_order, {by_rows}rows.part, rows.query_order, measures.measure_order
+"""
+
+
+def _integer_measure(measure) -> bool:
+    return measure.summary in ("sum", "count")
+
+
+def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: bool, summary: bool,
+                with_runid: bool) -> None:
+    con = results.con
+    run_names = [str(run) for run in results.runs]
+    segments = list(results.by)
+    several = len(run_names) > 1
+    results.summary.create_view("duckrank_cli_summary", replace=True)
+    results.per_query.create_view("duckrank_cli_per_query", replace=True)
+    sql = _EVAL_SQL.format(
+        per_query="duckrank_cli_per_query", summary="duckrank_cli_summary",
+        run_column="rows.run, " if several else "",
+        by_columns="".join(f"{quote_identifier(name)}, " for name in segments),
+        by_rows="".join(f"rows.{quote_identifier(name)}, " for name in segments),
+    )
+    params = {
+        "spellings": [m.spelling for m in measures],
+        "printed": [m.printed_name for m in measures],
+        "per_query_ok": [m.metric.per_query and m.summary != "log" for m in measures],
+        "runs": run_names,
+        "with_per_query": bool(per_query),
+        "with_summary": bool(summary),
+    }
+    keys = (["run"] if several else []) + segments
+    columns = [*keys, "query_id", "metric", "value"]
+    integer_metrics = {m.printed_name for m in measures if _integer_measure(m)}
+
+    if fmt == "parquet":
+        with binary_target(path) as tmp:
+            con.execute(f"COPY ({sql}) TO $path (FORMAT parquet)", {**params, "path": tmp}).fetchall()
+        return
+
+    cursor = con.execute(sql, params)
+
+    def rows() -> Iterator[tuple]:
+        while batch := cursor.fetchmany(10_000):
+            yield from batch
+
+    with output.text_output(path) as stream:
+        if fmt == "trec":
+            _write_trec(stream, rows(), several, integer_metrics, run_names, with_runid and summary)
+        elif fmt in output.MACHINE_FORMATS:
+            output.write_machine(fmt, columns, rows(), stream)
+        else:
+            _write_eval_human(fmt, stream, rows(), several, segments, per_query, integer_metrics, run_names)
+
+
+def _write_trec(stream, rows, several: bool, integer_metrics: set[str], run_names: list[str],
+                with_runid: bool) -> None:
+    current_run = None
+    in_summary = False
+    for row in rows:
+        run, query_id, metric, value = row if several else (run_names[0], *row)
+        if run != current_run:
+            current_run, in_summary = run, False
+        if query_id == "all" and not in_summary:
+            in_summary = True
+            if with_runid:
+                stream.write(output.trec_line("runid", "all", run))
+        stream.write(output.trec_line(metric, query_id, value, metric in integer_metrics))
+
+
+def _write_eval_human(fmt, stream, rows, several, segments, per_query, integer_metrics, run_names) -> None:
+    # Pivot runs into columns: one line per (segment, query, metric), one value column per run.
+    table: dict[tuple, dict[str, Any]] = {}
+    for row in rows:
+        run, rest = (row[0], row[1:]) if several else (run_names[0], row)
+        *segment, query_id, metric, value = rest
+        key = (*("" if v is None else str(v) for v in segment), *([query_id] if per_query else []), metric)
+        table.setdefault(key, {})[run] = value
+    value_columns = run_names if several else ["value"]
+    columns = [*segments, *(["query_id"] if per_query else []), "metric", *value_columns]
+    align = ["l"] * (len(columns) - len(value_columns)) + ["r"] * len(value_columns)
+    cells = []
+    for key, values in table.items():
+        integer = key[-1] in integer_metrics
+        cells.append([*key, *(output.display_value(values.get(run), integer) for run in run_names)])
+    output.write_human(fmt, columns, cells, stream, align)
