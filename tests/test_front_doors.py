@@ -1,0 +1,615 @@
+"""The three front doors agree: for every registered measure and a spread of its options and of
+the ranking conventions, the SQL table macro in a DuckDB shell (`duckrank sql | duckdb`),
+`duckrank.evaluate` and `duckrank eval` give the same per-query numbers.
+
+One small hostile data set (ties, graded and negative grades, unjudged retrieved docs, a relevant
+doc never retrieved, a query without relevant docs, a query only in the qrels, one only in the
+run, one whose retrieved docs are all unjudged) is scored under a few convention settings: every
+case of the shell door in one duckdb process, one `duckrank eval` call per setting (with many -m)
+and one evaluate() call per setting. Values agree to 1e-12, NaN equals NaN, and every door keeps
+the same queries. A measure refused under ties := 'average' (not linear in the ranking) must be
+refused by every door; evaluate() and the CLI then try it alone.
+
+Measures without per-query rows (num_q, gm_map, gm_bpref) compare the CLI's summary with
+evaluate()'s; the log measures (gauc, global_auc) compare the shell's one value with
+evaluate(log=..., label="label") and `duckrank eval --log`. The shell door is skipped only when no
+duckdb binary exists (found as tests/test_shell.py finds it).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+import duckrank
+from duckrank.registry import CONVENTIONS, METRICS, OPTIONS, Metric
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def find_shell() -> str | None:
+    """The duckdb-cli binary, found as tests/test_shell.py finds it."""
+    for candidate in (Path(sys.executable).parent / "duckdb", Path("/work/venv/bin/duckdb")):
+        if candidate.is_file():
+            return str(candidate)
+    return shutil.which("duckdb")
+
+
+def find_cli() -> str:
+    candidate = Path(sys.executable).parent / "duckrank"
+    found = str(candidate) if candidate.is_file() else shutil.which("duckrank")
+    if found is None:
+        pytest.fail("no `duckrank` command beside this Python or on PATH")
+    return found
+
+
+SHELL = find_shell()
+
+# ---------------------------------------------------------------------------------------------
+# the data
+
+QRELS = [
+    # q1: graded, a negative grade, d9 relevant and never retrieved, unjudged d7 and d8, and a tie
+    # d2 d3 d4 whose order decides what a max rank of 2 keeps (trec puts the relevant d4 first)
+    ("q1", "d1", 2), ("q1", "d2", -1), ("q1", "d3", 0), ("q1", "d4", 1), ("q1", "d5", 3), ("q1", "d9", 1),
+    # q2: ties across grades; dx retrieved and unjudged
+    ("q2", "d1", 1), ("q2", "d2", 0), ("q2", "d3", 2), ("q2", "d4", 1), ("q2", "d6", 0),
+    # q3: no relevant doc (R = 0), a negative grade
+    ("q3", "d1", 0), ("q3", "d2", -2),
+    # q4: only in the qrels
+    ("q4", "d1", 1), ("q4", "d2", 2),
+    # q6: unjudged docs at the top, a tie of three at the relevant ranks
+    ("q6", "d1", 0), ("q6", "d2", 0), ("q6", "d3", 1), ("q6", "d4", 0), ("q6", "d5", 4),
+    # q7: judged, but every retrieved doc is unjudged
+    ("q7", "d1", 1), ("q7", "d2", 0),
+]
+RUN = [
+    ("q1", "d1", 3.0), ("q1", "d2", 2.5), ("q1", "d3", 2.5), ("q1", "d4", 2.5), ("q1", "d7", 2.0),
+    ("q1", "d5", 1.0), ("q1", "d8", 0.5),
+    ("q2", "d1", 1.0), ("q2", "d2", 1.0), ("q2", "d3", 1.0), ("q2", "d6", 0.2), ("q2", "d4", 0.2),
+    ("q2", "dx", 0.1),
+    ("q3", "d1", 0.9), ("q3", "d2", 0.8), ("q3", "d3", 0.7),
+    # q5: only in the run
+    ("q5", "d1", 1.0), ("q5", "d2", 0.5),
+    ("q6", "d9", 5.0), ("q6", "d1", 4.0), ("q6", "d2", 4.0), ("q6", "d3", 3.0), ("q6", "d4", 3.0),
+    ("q6", "d5", 3.0), ("q6", "d8", -1.0),
+    ("q7", "da", 2.0), ("q7", "db", 1.0),
+]
+LOG = [
+    # query, doc, score, label: ties across labels, a negative label, a query of positives only,
+    # one of negatives only, one that is a single tie
+    ("l1", "a", 0.9, 2), ("l1", "b", 0.9, 0), ("l1", "c", 0.5, 1), ("l1", "d", 0.1, 0), ("l1", "e", 0.5, -1),
+    ("l2", "a", 0.4, 1), ("l2", "b", 0.3, 2),
+    ("l3", "a", 0.8, 0), ("l3", "b", 0.7, 0),
+    ("l4", "a", 0.3, 0), ("l4", "b", 0.3, 1), ("l4", "c", 0.3, 2),
+    ("l5", "a", 0.1, 2), ("l5", "b", 0.2, 1), ("l5", "c", 0.6, 0), ("l5", "d", 0.6, 2),
+]
+
+# ---------------------------------------------------------------------------------------------
+# the cases
+
+# A non-default valid value of each numeric option; a boolean option takes the other value, a
+# text option each of its other choices.
+NUMBER_VALUES: dict[str, float] = {"k": 3, "beta": 2.0, "mult": 0.5, "recall": 0.3, "g_max": 2.0, "p": 0.5,
+                                   "threshold": 0.7}
+
+
+def option_values(name: str) -> list[Any]:
+    param = OPTIONS[name]
+    if param.type == "boolean":
+        return [not param.default]
+    if param.choices:
+        return [choice for choice in param.choices if choice != param.default]
+    if name not in NUMBER_VALUES:
+        raise AssertionError(f"option {name!r} is new: give it a non-default value in NUMBER_VALUES")
+    return [NUMBER_VALUES[name]]
+
+
+# gain_map has no ir_measures syntax: trec_eval's ndcg.1=3,2=9 sets it (and only for ndcg).
+GAIN_MAP = {1.0: 3.0, 2.0: 9.0}
+GAIN_MAP_SPELLING = "ndcg.1=3,2=9"
+
+
+def text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# The convention settings. Each shell call costs some 50 ms of binding, so the convention values
+# are combined: one setting per tie rule, each met by every metric. The option cases meet the
+# default conventions; the gain metrics' cases the gain convention (a gain the measure names must
+# win over it); every option non-default at once meets the settings of input, pessimistic and
+# optimistic ties, and each metric's defaults the average (which the metrics not linear in the
+# ranking refuse). A tie rule with a max rank makes the tie order count for the counters and AUC.
+def setting_id(conventions: dict[str, Any]) -> str:
+    return ",".join(f"{name}={text(value)}" for name, value in conventions.items()) or "defaults"
+
+
+SETTINGS: dict[str, dict[str, Any]] = {setting_id(conventions): conventions for conventions in [
+    {},
+    {"gain": "exp"},
+    {"ties": "input", "empty": "skip", "unjudged": "skip", "max_rank": 2, "duplicates": "max"},
+    {"ties": "pessimistic", "empty": "nan", "max_rank": 2, "complete": True},
+    {"ties": "optimistic", "complete": True, "unjudged": "mean", "rel_level": 2},
+    {"ties": "average", "unjudged": "median", "max_rank": 4, "empty": "nan", "rel_level": 2},
+]}
+GAIN_SETTING = "gain=exp"
+CLI_FLAGS = {"rel_level": "-l", "ties": "--ties", "max_rank": "-M", "empty": "--empty", "unjudged": "--unjudged",
+             "duplicates": "--duplicates", "gain": "--gain"}
+# How the SQL library and the CLI word the refusal of ties := 'average'.
+AVERAGE_REFUSALS = ("ties := 'average' is defined for metrics linear", "--ties average is defined for metrics linear")
+
+
+def spelling(metric: Metric) -> str:
+    """The metric's first non-trec_eval spelling that fixes no option; trec_eval's when it has
+    only those (num_nonrel_judged_ret, gm_map, gm_bpref)."""
+    for candidate in (*metric.ir_measures, *metric.ranx, *metric.aliases, *metric.trec_eval):
+        if not candidate.fixed and candidate.parameter is None:
+            return candidate.name
+    raise AssertionError(f"{metric.name} has no plain spelling")
+
+
+def measure_string(metric: Metric, options: dict[str, Any], rel: int | None = None) -> str:
+    """ir_measures style: name(opt=value,...)@cutoff."""
+    written = {name: value for name, value in options.items() if name != metric.cutoff}
+    if rel is not None:
+        written["rel"] = rel
+    inside = ",".join(f"{name}={text(value)}" for name, value in written.items())
+    cutoff = options.get(metric.cutoff) if metric.cutoff else None
+    return (spelling(metric) + (f"({inside})" if inside else "")
+            + (f"@{text(cutoff)}" if cutoff is not None else ""))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measure with written options: `measure` for evaluate and the CLI; the shell calls
+    duckrank.<macro>(..., options) and reads its `column`."""
+
+    metric: str
+    options: tuple[tuple[str, Any], ...]
+    measure: str
+    rel: int | None = None
+    macro: str = ""
+    column: str = "value"
+    via: str = ""  # for another macro's column: that macro's case, e.g. RBP(p=0.5)
+
+    @property
+    def label(self) -> str:
+        return f"{self.measure} [{self.via}: {self.macro}.{self.column}]" if self.via else self.measure
+
+
+def make_case(metric: Metric, options: dict[str, Any], rel: int | None = None, measure: str | None = None) -> Case:
+    return Case(metric.name, tuple(options.items()), measure or measure_string(metric, options, rel), rel,
+                metric.name)
+
+
+# The metrics that also get a per-measure relevance level, P(rel=2)@5 (the convention rel_level
+# covers every metric).
+REL_CASES = ("precision", "ndcg", "rbp", "auc", "num_rel", "gauc", "global_auc")
+
+
+def metric_cases(metric: Metric, depth: str) -> list[Case]:
+    """By depth: "defaults", the metric's defaults; "options", those and each option at each
+    non-default value, trec_eval's gain map, a per-measure rel;
+    "combined", every option non-default at once (the defaults for a metric without options);
+    "gain", the cases a gain convention meets (the defaults take it; a named gain, the default
+    linear too, and a gain map win over it)."""
+    settable = [name for name in metric.options if name != "gain_map"]
+    cases = [make_case(metric, {})] if depth != "combined" or not settable else []
+    k10 = {"k": 10} if "k" in metric.options else {}
+    if depth == "options":
+        for name in settable:
+            cases.extend(make_case(metric, {name: value}) for value in option_values(name))
+        if metric.name in REL_CASES:
+            cases.append(make_case(metric, {}, rel=2))
+    if depth == "gain" and "gain" in metric.options:
+        cases.append(make_case(metric, {"gain": "linear", **k10}))
+        cases.append(make_case(metric, {"gain": "raw"}))
+    if depth in ("options", "gain") and metric.name == "ndcg":
+        cases.append(make_case(metric, {"gain_map": GAIN_MAP}, measure=GAIN_MAP_SPELLING))
+    if settable and depth == "combined":
+        cases.append(make_case(metric, {name: option_values(name)[0] for name in settable}))
+    # a table macro's extra columns (RBP's residual) against the measure they name, with the
+    # options that measure has
+    for column, other in metric.also:
+        for case in list(cases):
+            own = {name: value for name, value in case.options if name in METRICS[other].options}
+            cases.append(Case(other, case.options, measure_string(METRICS[other], own, case.rel), case.rel,
+                              metric.name, column, case.measure))
+    return list({case.label: case for case in cases}.values())
+
+
+RANKING = [m for m in METRICS.values() if m.summary != "log" and m.table_macro]
+SUMMARY_ONLY = [m for m in METRICS.values() if not m.per_query]  # num_q, gm_map, gm_bpref
+LOGGED = [m for m in METRICS.values() if m.summary == "log"]
+GAINED = [m for m in RANKING if "gain" in m.options]
+
+
+def cases_for(setting: str) -> list[Case]:
+    if setting == GAIN_SETTING:
+        return [case for metric in GAINED for case in metric_cases(metric, "gain")]
+    if "average" in SETTINGS[setting].values():
+        depth = "defaults"
+    else:
+        depth = "options" if setting == "defaults" else "combined"
+    return [case for metric in RANKING for case in metric_cases(metric, depth)]
+
+
+# The log measures take one convention, the relevance level.
+LOG_SETTINGS = {"defaults": {}, "rel_level=2": {"rel_level": 2}}
+LOG_CASES: list[tuple[str, Case]] = [
+    (setting, case) for setting in LOG_SETTINGS for metric in LOGGED
+    for case in metric_cases(metric, "options" if setting == "defaults" else "defaults")]
+ALL_SETTINGS = {**SETTINGS, **LOG_SETTINGS}
+
+# ---------------------------------------------------------------------------------------------
+# the doors
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A door's error: `average` when it is the refusal of ties := 'average' (or --ties average)."""
+
+    message: str
+    average: bool
+
+    def __repr__(self) -> str:
+        lines = self.message.strip().splitlines() or [""]
+        return f"{'refused' if self.average else 'error'}({lines[-1][:200]!r})"
+
+
+def refused(message: str) -> Refused:
+    return Refused(message, any(words in message for words in AVERAGE_REFUSALS))
+
+
+def sql_value(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "MAP {" + ", ".join(f"{k!r}: {v!r}" for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value)
+
+
+def shell_arguments(case: Case, conventions: dict[str, Any], log: bool = False) -> str:
+    """The macro's named arguments: the case's options, the conventions, a gain convention where
+    the measure names no gain, and a per-measure rel over the relevance level."""
+    arguments = dict(case.options)
+    metric = METRICS[case.macro]
+    for name, value in conventions.items():
+        if name == "gain":
+            if "gain" in metric.options and "gain" not in arguments:
+                arguments["gain"] = value
+        elif not log or name == "rel_level":
+            arguments[name] = value
+    if case.rel is not None:
+        arguments["rel_level"] = case.rel
+    return "".join(f", {name} := {sql_value(value)}" for name, value in arguments.items())
+
+
+def shell_script(library: str, data: dict[str, Path], calls: list[tuple[str, Case]]) -> str:
+    """One statement per call: its rows tagged with the call's number, then a row with the count.
+    The CTE is materialised first, so a refused call prints no row at all. The default setting
+    reads the Parquet files by path; the others read tables loaded from them (a third cheaper)."""
+    # one thread: the calls are tiny, and the CLI calls run beside the shell
+    lines = [library, "SET threads = 1;", ".mode csv", ".headers off"]
+    paths = {name: sql_value(str(data[name])) for name in ("qrels", "run", "log")}
+    lines += [f"CREATE TABLE {name} AS FROM {path};" for name, path in paths.items()]
+    for index, (setting, case) in enumerate(calls):
+        qrels, run, log = (paths[name] if setting == "defaults" else f"'{name}'" for name in ("qrels", "run", "log"))
+        if METRICS[case.macro].summary == "log":
+            source = f'duckrank."{case.macro}"({log}{shell_arguments(case, ALL_SETTINGS[setting], log=True)})'
+            body = f"SELECT '<log>' AS query_id, {case.column} AS value FROM {source}"
+        else:
+            source = f'duckrank."{case.macro}"({qrels}, {run}{shell_arguments(case, SETTINGS[setting])})'
+            body = f"SELECT query_id, {case.column} AS value FROM {source}"
+        lines.append(f"WITH r AS MATERIALIZED ({body}) "
+                     f"SELECT {index}, query_id, CAST(value AS VARCHAR) FROM r "
+                     f"UNION ALL SELECT {index}, '#rows', CAST(count(*) AS VARCHAR) FROM r;")
+    return "\n".join(lines) + "\n"
+
+
+def parse_shell(stdout: str, stderr: str, calls: list[tuple[str, Case]]) -> dict[int, Any]:
+    """{call: {query_id: value} or Refused}. A call without its count row failed; the shell's
+    stderr cannot be matched to calls, so failed calls count as refusals when every error message
+    there is one, else each carries the whole stderr."""
+    rows: dict[int, dict[str, float]] = {}
+    counted: dict[int, int] = {}
+    for index, query_id, value in csv.reader(io.StringIO(stdout)):
+        if query_id == "#rows":
+            counted[int(index)] = int(value)
+        else:
+            rows.setdefault(int(index), {})[query_id] = math.nan if value == "NULL" else float(value)
+    failed = [i for i in range(len(calls)) if i not in counted]
+    refusals = stderr.count(AVERAGE_REFUSALS[0])
+    errors = stderr.count("Error:")
+    outcomes: dict[int, Any] = {}
+    for index in range(len(calls)):
+        if index in failed:
+            if refusals == errors == len(failed):
+                outcomes[index] = Refused("the shell refused ties := 'average'", True)
+            else:
+                outcomes[index] = Refused(f"{len(failed)} shell calls failed; stderr:\n{stderr[-3000:]}", False)
+        else:
+            got = rows.get(index, {})
+            assert len(got) == counted[index], f"shell call {index} printed {len(got)} of {counted[index]} rows"
+            outcomes[index] = got
+    return outcomes
+
+
+def run_cli(cli: str, arguments: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([cli, "eval", *arguments, "-q", "--quiet", "-f", "csv"], check=False, capture_output=True,
+                          text=True, cwd=REPO, timeout=120)
+
+
+def cli_flags(conventions: dict[str, Any]) -> list[str]:
+    flags: list[str] = []
+    for name, value in conventions.items():
+        if name == "complete":
+            flags += ["-c"] if value else []
+        else:
+            flags += [CLI_FLAGS[name], text(value)]
+    return flags
+
+
+def parse_cli(done: subprocess.CompletedProcess, measures: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """({measure: {query_id: value} or Refused}, {measure: summary or Refused}) of one call."""
+    if done.returncode != 0:
+        error = refused(done.stderr or done.stdout)
+        return dict.fromkeys(measures, error), dict.fromkeys(measures, error)
+    by_printed = {duckrank.parse_measure(m).printed_name: m for m in measures}
+    assert len(by_printed) == len(measures), "two measures print under one name"
+    per_query: dict[str, Any] = {m: {} for m in measures}
+    summary: dict[str, Any] = {}
+    for row in csv.DictReader(io.StringIO(done.stdout)):
+        measure = by_printed[row["metric"]]
+        value = float(row["value"]) if row["value"] != "" else math.nan
+        if row["query_id"] == "all":
+            summary[measure] = value
+        else:
+            per_query[measure][row["query_id"]] = value
+    return per_query, summary
+
+
+def cli_door(cli: str, data: dict[str, Path], setting: str, accepted: list[str],
+             failed: list[str]) -> tuple[dict, dict]:
+    """One call with every measure evaluate() accepted, and one per measure it refused, so that
+    each refusal is the measure's own; if the first call fails too, one call per measure."""
+    inputs = [str(data["qrels"]), str(data["run"])]
+    flags = cli_flags(SETTINGS[setting])
+    per_query: dict[str, Any] = {}
+    summary: dict[str, Any] = {}
+    singles = list(failed)
+    if accepted:
+        per_query, summary = parse_cli(run_cli(cli, [*inputs, *flags, *(f"-m{m}" for m in accepted)]), accepted)
+        if isinstance(next(iter(per_query.values())), Refused):
+            singles += accepted
+    for measure in singles:
+        one_query, one_summary = parse_cli(run_cli(cli, [*inputs, *flags, f"-m{measure}"]), [measure])
+        per_query.update(one_query)
+        summary.update(one_summary)
+    return per_query, summary
+
+
+def evaluate_door(data: dict[str, Path], setting: str, measures: list[str]) -> dict[str, Any]:
+    """{measure: {query_id: value} or Refused} from evaluate(per_query=True): one call, or one per
+    measure when the call is refused."""
+    qrels, run = str(data["qrels"]), str(data["run"])
+    try:
+        rows = duckrank.evaluate(qrels, run, measures, per_query=True, **SETTINGS[setting]).fetchall()
+    except duckrank.DuckrankError as error:
+        if len(measures) == 1:
+            return {measures[0]: refused(str(error))}
+        return {m: outcome for measure in measures for m, outcome in evaluate_door(data, setting, [measure]).items()}
+    per_query: dict[str, Any] = {m: {} for m in measures}
+    for query_id, measure, value in rows:
+        per_query[measure][query_id] = math.nan if value is None else value
+    return per_query
+
+
+def evaluate_summaries(data: dict[str, Path], setting: str, measures: list[str]) -> dict[str, Any]:
+    """evaluate()'s summary of each measure: one call, or one per measure when it is refused."""
+    try:
+        means = duckrank.evaluate(str(data["qrels"]), str(data["run"]), measures, **SETTINGS[setting])
+    except duckrank.DuckrankError as error:
+        if len(measures) == 1:
+            return {measures[0]: refused(str(error))}
+        return {m: value for measure in measures for m, value in evaluate_summaries(data, setting, [measure]).items()}
+    return {measure: means.get(measure, math.nan) for measure in measures}
+
+
+def log_cli_door(cli: str, data: dict[str, Path], setting: str, measures: list[str]) -> dict[str, Any]:
+    flags = cli_flags(LOG_SETTINGS[setting])
+    done = run_cli(cli, ["--log", str(data["log"]), "--label", "label", *flags, *(f"-m{m}" for m in measures)])
+    return parse_cli(done, measures)[1]
+
+
+@dataclass
+class Doors:
+    """Every door's outcome for every (setting, measure)."""
+
+    shell: dict[tuple[str, str], Any]  # (setting, case label) -> {query_id: value} | Refused
+    python: dict[str, dict[str, Any]]  # setting -> measure -> {query_id: value} | Refused
+    python_summary: dict[str, dict[str, Any]]  # setting -> summary-only measure -> value | Refused
+    cli: dict[str, tuple[dict, dict]]  # setting -> (per-query, summary) by measure
+    log_python: dict[tuple[str, str], Any]  # (setting, measure) -> value
+    log_cli: dict[tuple[str, str], Any]
+    shell_stderr: str = ""
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("front_doors")
+    paths = {name: folder / f"{name}.parquet" for name in ("qrels", "run", "log")}
+    con = duckdb.connect()
+    con.execute("CREATE TABLE qrels (query_id VARCHAR, doc_id VARCHAR, relevance INTEGER)")
+    con.executemany("INSERT INTO qrels VALUES (?, ?, ?)", QRELS)
+    con.execute("CREATE TABLE run (query_id VARCHAR, doc_id VARCHAR, score DOUBLE)")
+    con.executemany("INSERT INTO run VALUES (?, ?, ?)", RUN)
+    con.execute("CREATE TABLE log (query_id VARCHAR, doc_id VARCHAR, score DOUBLE, label INTEGER)")
+    con.executemany("INSERT INTO log VALUES (?, ?, ?, ?)", LOG)
+    for name, path in paths.items():
+        con.execute(f"COPY {name} TO '{path}' (FORMAT parquet)")
+    con.close()
+    return paths
+
+
+@pytest.fixture(scope="module")
+def doors(data) -> Doors:
+    """Every door over every case: the shell (one process) and the CLI calls in the background,
+    evaluate() here."""
+    cli = find_cli()
+    calls = [(setting, case) for setting in SETTINGS for case in cases_for(setting)] + LOG_CASES
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        shell_job = None
+        if SHELL is not None:
+            library = subprocess.run([cli, "sql"], capture_output=True, text=True, check=True, timeout=120).stdout
+            shell_job = pool.submit(run_shell, shell_script(library, data, calls))
+        summary_measures = [spelling(m) for m in SUMMARY_ONLY]
+        measures = {setting: list(dict.fromkeys(case.measure for case in cases_for(setting))) for setting in SETTINGS}
+        # the CLI calls that need not know what evaluate() refuses start at once
+        cli_jobs = {setting: pool.submit(cli_door, cli, data, setting, measures[setting] + summary_measures, [])
+                    for setting in SETTINGS if "average" not in SETTINGS[setting].values()}
+        python = {setting: evaluate_door(data, setting, measures[setting]) for setting in SETTINGS}
+        python_summary = {setting: evaluate_summaries(data, setting, summary_measures) for setting in SETTINGS}
+        for setting in SETTINGS:
+            if setting in cli_jobs:
+                continue
+            outcomes = {**python[setting], **python_summary[setting]}
+            accepted = [m for m, outcome in outcomes.items() if not isinstance(outcome, Refused)]
+            failed = [m for m, outcome in outcomes.items() if isinstance(outcome, Refused)]
+            cli_jobs[setting] = pool.submit(cli_door, cli, data, setting, accepted, failed)
+        log_measures = {setting: [case.measure for s, case in LOG_CASES if s == setting]
+                        for setting in dict.fromkeys(s for s, _ in LOG_CASES)}
+        log_jobs = {setting: pool.submit(log_cli_door, cli, data, setting, names)
+                    for setting, names in log_measures.items()}
+        log_python = {}
+        for setting, names in log_measures.items():
+            values = duckrank.evaluate(log=str(data["log"]), label="label", measures=names, **LOG_SETTINGS[setting])
+            log_python.update({(setting, name): values.get(name, math.nan) for name in names})
+        cli_results = {setting: job.result() for setting, job in cli_jobs.items()}
+        log_cli = {(setting, name): value for setting, job in log_jobs.items() for name, value in job.result().items()}
+        shell: dict[tuple[str, str], Any] = {}
+        shell_err = ""
+        if shell_job is not None:
+            shell_out, shell_err = shell_job.result()
+            outcomes = parse_shell(shell_out, shell_err, calls)
+            shell = {(setting, case.label): outcomes[index] for index, (setting, case) in enumerate(calls)}
+    return Doors(shell, python, python_summary, cli_results, log_python, log_cli, shell_err)
+
+
+def run_shell(script: str) -> tuple[str, str]:
+    done = subprocess.run([SHELL, "-batch"], input=script, check=False, capture_output=True, text=True, cwd=REPO,
+                          timeout=300)
+    return done.stdout, done.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# comparing
+
+
+def same_value(a: float, b: float) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def agree(outcomes: dict[str, Any]) -> bool:
+    """Every door refused (for the same reason), or every door gave the same queries and values."""
+    values = list(outcomes.values())
+    if any(isinstance(v, Refused) for v in values):
+        return all(isinstance(v, Refused) and v.average for v in values)
+    if all(isinstance(v, dict) for v in values):
+        first = values[0]
+        return all(set(v) == set(first) and all(same_value(v[q], first[q]) for q in first) for v in values[1:])
+    return all(same_value(v, values[0]) for v in values[1:])
+
+
+def show(outcome: Any) -> str:
+    if isinstance(outcome, dict):
+        return "{" + ", ".join(f"{q}: {v!r}" for q, v in sorted(outcome.items())) + "}"
+    return repr(outcome)
+
+
+def disagreements(rows: list[tuple[str, dict[str, Any]]]) -> str:
+    lines = [f"{label}\n" + "\n".join(f"    {door:>8}: {show(value)}" for door, value in outcomes.items())
+             for label, outcomes in rows if not agree(outcomes)]
+    return f"{len(lines)} of {len(rows)} cases disagree:\n" + "\n".join(lines) if lines else ""
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_per_query_values_agree(doors, setting):
+    rows = []
+    for case in cases_for(setting):
+        outcomes = {}
+        shell = doors.shell.get((setting, case.label))
+        # another macro's column is out of reach when that macro's own measure is refused
+        if SHELL is not None and not (case.via and isinstance(shell, Refused) and shell.average
+                                      and isinstance(doors.python[setting][case.via], Refused)):
+            outcomes["shell"] = shell
+        outcomes["evaluate"] = doors.python[setting][case.measure]
+        outcomes["cli"] = doors.cli[setting][0][case.measure]
+        rows.append((f"[{setting}] {case.label}", outcomes))
+    problems = disagreements(rows)
+    assert not problems, problems
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_summaries_agree(doors, setting):
+    """num_q, gm_map and gm_bpref have no per-query rows (nor a table macro): the CLI's summary
+    and evaluate()'s."""
+    python, cli = doors.python_summary[setting], doors.cli[setting][1]
+    rows = [(f"[{setting}] {measure} (summary)", {"evaluate": python[measure], "cli": cli[measure]})
+            for measure in python]
+    problems = disagreements(rows)
+    assert not problems, problems
+
+
+def test_log_measures_agree(doors):
+    rows = []
+    for setting, case in LOG_CASES:
+        outcomes = {}
+        if SHELL is not None:
+            shell = doors.shell[(setting, case.label)]
+            outcomes["shell"] = shell.get("<log>", math.nan) if isinstance(shell, dict) else shell
+        outcomes["evaluate"] = doors.log_python[(setting, case.measure)]
+        outcomes["cli"] = doors.log_cli[(setting, case.measure)]
+        rows.append((f"[{setting}] {case.label}", outcomes))
+    problems = disagreements(rows)
+    assert not problems, problems
+
+
+def test_every_metric_option_and_convention_is_covered():
+    covered = {case.metric for setting in SETTINGS for case in cases_for(setting)} | {
+        case.metric for _, case in LOG_CASES}
+    assert covered | {m.name for m in SUMMARY_ONLY} == set(METRICS)
+    for name in set(OPTIONS) - {"gain_map"}:
+        values = option_values(name)
+        assert values and OPTIONS[name].default not in values, name
+    used = {(name, value) for conventions in SETTINGS.values() for name, value in conventions.items()}
+    for convention in CONVENTIONS.values():  # every value but the default, of every convention
+        values = convention.param.choices or [{"rel_level": 2, "max_rank": 2, "complete": True}[convention.name]]
+        assert {(convention.name, v) for v in values if v != convention.param.default} <= used, convention.name
+
+
+def test_the_shell_door_ran(doors):
+    if SHELL is None:
+        pytest.skip("no DuckDB shell: install duckdb-cli (a test extra)")
+    assert doors.shell, doors.shell_stderr
