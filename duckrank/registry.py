@@ -105,6 +105,8 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
           valid="g_max IS NULL OR g_max > 0",
           must="be positive (or NULL for the largest grade in the qrels)", relation=True),
     Param("p", "number", 0.8, "RBP's persistence", valid="p > 0 AND p < 1", must="be strictly between 0 and 1"),
+    Param("graded", "boolean", True, "RBP weighs a doc by its grade / the query's top grade (trec_eval 10); false: "
+          "by rel(i), Moffat & Zobel's binary RBP", valid="graded IS NOT NULL", must="be true or false"),
     Param("weight", "text", "impressions", "GAUC weights each query by its impressions or its positives",
           choices=("impressions", "positives")),
     Param("threshold", "number", 0.5, "predicted positive when score >= threshold",
@@ -274,7 +276,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       source=_GAIN),
     M("err", "duckrank.err_of(q, {k})", "ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), "
       "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR"),), oracle="formula", source=_GAIN),
-    M("rbp", "duckrank.rbp_of(q, {k}, {p})", "RBP(p)@k = (1 - p) sum over i <= k of rel(i) p^(i-1)", ("k", "p"),
+    M("rbp", "duckrank.rbp_of(q, {k}, {p}, {graded})", "RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), "
+      "w = grade / max(1, the query's top grade) (graded) or rel(i)", ("k", "p", "graded"),
       trec_eval=(spell("rbp", p=0.9),), ir_measures=(spell("RBP"),), ranx=(spell("rbp"),), oracle="ranx",
       also=(("residual", "rbp_residual"),), source=_GAIN),
     M("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p})", "RBP's residual: the weight of the unjudged docs in "

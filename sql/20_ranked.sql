@@ -40,6 +40,7 @@
 --   num_ret     documents retrieved (up to max_rank; after unjudged := 'skip')
 --   num_rel     R, relevant docs of the query in the qrels
 --   num_nonrel  judged non-relevant docs of the query in the qrels (bpref's N)
+--   top_grade   the query's highest grade in the qrels, at least 0 (graded RBP's scale)
 --   all_docs    whether docs holds every retrieved doc (judged_only := false)
 --   tie_rule    the ties option, so metrics that are not linear in the ranking can refuse 'average'
 
@@ -63,9 +64,11 @@ CREATE OR REPLACE MACRO duckrank.repeated_doc(sorted_ids) AS
 COMMENT ON MACRO duckrank.repeated_doc IS 'a doc id that occurs twice in a sorted list of ids, NULL if none';
 
 -- One entry of a query's sorted docs; under ties := 'trec' it is also the sort key (score, then
--- doc_id, descending), so its fields and their order are the trec tie rule.
+-- doc_id, descending), so its fields and their order are the trec tie rule. The doc id is its text:
+-- trec_eval compares ids as strings, so integer ids tie-break as if written to a text file
+-- ('9' before '10').
 CREATE OR REPLACE MACRO duckrank.ranking_entry(score, doc_id, judged_grade) AS
-    {'score': score, 'doc_id': doc_id, 'judged_grade': judged_grade};
+    {'score': score, 'doc_id': CAST(doc_id AS VARCHAR), 'judged_grade': judged_grade};
 COMMENT ON MACRO duckrank.ranking_entry IS 'an entry of a query''s sorted docs: {score, doc_id, judged_grade}';
 
 -- Aggregate: what the run's checks need of one query's rows: NULL doc ids and a bad score.
@@ -146,10 +149,13 @@ imputation AS (
 ),
 -- Every retrieved doc with its judgment (NULL when unjudged) and its query's imputed grade.
 -- unjudged := 'skip' (trec_eval -J) keeps the judged docs only (a negative grade is "pooled but
--- unjudged"); the query stays, scoring 0 if nothing is left.
+-- unjudged"); the query stays, scoring 0 if nothing is left. With max_rank as well, trec_eval cuts
+-- the ranking first and drops the unjudged docs from what is left, so then every doc is kept until
+-- the cut (cut_docs below).
 graded AS NOT MATERIALIZED (
     SELECT r.query_id, r.doc_id, r.score, r.input_order, q.grade AS judged_grade, i.grade AS imputed_grade,
-           unjudged <> 'skip' OR q.grade >= 0 AS kept
+           unjudged <> 'skip' OR q.grade >= 0 AS judged_kept,
+           unjudged <> 'skip' OR q.grade >= 0 OR max_rank IS NOT NULL AS kept
     FROM run_docs r
     LEFT JOIN qrels_docs q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
     LEFT JOIN imputation i ON i.query_id = r.query_id
@@ -159,7 +165,7 @@ tie_means AS (
     SELECT query_id, score,
            avg(duckrank.relevant(coalesce(judged_grade, imputed_grade), rel_level)) AS tied_rel,
            avg(duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain, gain_map)) AS tied_gain
-    FROM graded WHERE ties = 'average' AND kept GROUP BY query_id, score
+    FROM graded WHERE ties = 'average' AND judged_kept GROUP BY query_id, score
 ),
 -- Each query's docs as one list sorted by the tie rule, as {score, doc_id, judged_grade}. The sort
 -- key is as narrow as the rule allows (every extra field slows the sort), so each rule has its own
@@ -195,7 +201,7 @@ sorted_by_grade AS (  -- pessimistic (relevant, then high gain, last) or optimis
                             * CASE WHEN ties = 'pessimistic' THEN -1 ELSE 1 END,
                      'gain': duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain, gain_map)
                              * CASE WHEN ties = 'pessimistic' THEN -1 ELSE 1 END,
-                     'doc_id': doc_id, 'judged_grade': judged_grade}) FILTER (WHERE kept)), []) AS sorted,
+                     'doc_id': CAST(doc_id AS VARCHAR), 'judged_grade': judged_grade}) FILTER (WHERE kept)), []) AS sorted,
                  CAST(NULL AS STRUCT(rel DOUBLE, gain DOUBLE)[]) AS tied,
                  duckrank.run_checks(query_id, doc_id, score) AS checks
           FROM graded WHERE ties IN ('pessimistic', 'optimistic') GROUP BY query_id)
@@ -205,7 +211,7 @@ sorted_average AS (  -- average: ranked as trec, each doc carrying its tie group
            list_transform(sorted, lambda d: duckrank.ranking_entry(d.score, d.doc_id, d.judged_grade)) AS sorted,
            list_transform(sorted, lambda d: {'rel': d.tied_rel, 'gain': d.tied_gain}) AS tied, checks
     FROM (SELECT g.query_id, any_value(g.imputed_grade) AS imputed_grade,
-                 coalesce(list_reverse_sort(list({'score': g.score, 'doc_id': g.doc_id, 'judged_grade': g.judged_grade,
+                 coalesce(list_reverse_sort(list({'score': g.score, 'doc_id': CAST(g.doc_id AS VARCHAR), 'judged_grade': g.judged_grade,
                                                   'tied_rel': t.tied_rel, 'tied_gain': t.tied_gain})
                                             FILTER (WHERE g.kept)), []) AS sorted,
                  duckrank.run_checks(g.query_id, g.doc_id, g.score) AS checks
@@ -215,6 +221,13 @@ sorted_average AS (  -- average: ranked as trec, each doc carrying its tie group
 sorted_docs AS (
     SELECT * FROM sorted_trec UNION ALL BY NAME SELECT * FROM sorted_input
     UNION ALL BY NAME SELECT * FROM sorted_by_grade UNION ALL BY NAME SELECT * FROM sorted_average
+),
+-- unjudged := 'skip' with max_rank: the cut, then the unjudged docs dropped (trec_eval -J -M).
+cut_docs AS (
+    SELECT * REPLACE (CASE WHEN unjudged = 'skip' AND max_rank IS NOT NULL
+                           THEN list_filter(sorted[1:max_rank], lambda d: d.judged_grade >= 0)
+                           ELSE sorted END AS sorted)
+    FROM sorted_docs
 ),
 -- The judgments counted per (query, grade).
 qrels_blocks AS MATERIALIZED (
@@ -249,7 +262,7 @@ ranked_docs AS MATERIALIZED (
           FROM (SELECT *, least(len(sorted), coalesce(max_rank, len(sorted))) AS num_ret,
                        -- docs listed more than once, counted by 64-bit hashes of their ids (cheap)
                        len(sorted) - list_unique(list_transform(sorted, lambda d: hash(d.doc_id))) AS repeats
-                FROM sorted_docs))
+                FROM cut_docs))
     CROSS JOIN top_grade
 ),
 -- The ideal ranking as blocks: the docs of one grade share a run of ranks, best gain first. Under
@@ -268,7 +281,7 @@ grade_blocks AS (
 -- Per query: R, N and the positive-gain blocks best first, each with its first rank (the docs of
 -- the blocks before it, plus one) and its summed discount.
 query_stats AS (
-    SELECT query_id, num_rel, num_nonrel,
+    SELECT query_id, num_rel, num_nonrel, top_grade,
            list_transform(
                list_transform(blocks, lambda b, i: {
                    'first_rank': 1 + coalesce(list_sum(list_transform(blocks[1:i - 1], lambda p: p.docs)), 0),
@@ -278,6 +291,7 @@ query_stats AS (
     FROM (SELECT query_id,
                  CAST(sum(docs * duckrank.relevant(grade, rel_level)) AS BIGINT) AS num_rel,
                  CAST(sum(docs * duckrank.judged_nonrelevant(grade, rel_level)) AS BIGINT) AS num_nonrel,
+                 greatest(max(grade), 0) AS top_grade,
                  coalesce(list({'docs': docs, 'gain': block_gain} ORDER BY block_gain DESC, grade DESC)
                               FILTER (WHERE block_gain > 0), []) AS blocks
           FROM grade_blocks GROUP BY query_id)
@@ -323,7 +337,7 @@ guard AS (
     SELECT duckrank.raise_problems(string_agg(problem, chr(10))) AS fired FROM problems
 )
 SELECT s.query_id, coalesce(r.docs, []) AS docs, s.ideal, coalesce(r.num_ret, 0) AS num_ret,
-       s.num_rel, s.num_nonrel, NOT judged_only AS all_docs, ties AS tie_rule
+       s.num_rel, s.num_nonrel, s.top_grade, NOT judged_only AS all_docs, ties AS tie_rule
 FROM query_stats s
 LEFT JOIN ranked_docs r ON r.query_id = s.query_id
 WHERE (complete OR r.query_id IS NOT NULL) AND (SELECT count(fired) FROM guard) = 0;

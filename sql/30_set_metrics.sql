@@ -31,7 +31,8 @@ COMMENT ON MACRO duckrank.recall_of IS 'R@k = sum_{i<=k} rel(i) / R, 0 if R = 0;
 -- F_beta@k = (1 + b^2) P R / (b^2 P + R), 0 when P = R = 0. k NULL: trec_eval set_F.
 -- Written as (1 + b^2) hits / (b^2 R + k), which is the same number and linear in the hits.
 CREATE OR REPLACE MACRO duckrank.f_measure_of(q, k, beta) AS
-    duckrank.ratio((1 + beta * beta) * duckrank.hits_of(q, k), beta * beta * q.num_rel + coalesce(k, q.num_ret));
+    duckrank.ratio((1 + CAST(beta AS DOUBLE) * beta) * duckrank.hits_of(q, k),
+                   CAST(beta AS DOUBLE) * beta * q.num_rel + coalesce(k, q.num_ret));
 COMMENT ON MACRO duckrank.f_measure_of IS 'F_beta@k = (1+b^2) P R / (b^2 P + R); k NULL: set_F';
 
 -- hit@k (success@k): 1 if any relevant document is retrieved at ranks <= k.

@@ -44,18 +44,29 @@ CREATE OR REPLACE MACRO duckrank.err_of(q, k) AS
         q.tie_rule, 'ERR');
 COMMENT ON MACRO duckrank.err_of IS 'ERR@k = sum_{r<=k} (1/r) R_r prod_{i<r} (1 - R_i), R = (2^g - 1) / 2^g_max';
 
--- RBP(p)@k = (1 - p) sum_{i<=k} rel(i) p^(i-1).
-CREATE OR REPLACE MACRO duckrank.rbp_of(q, k, p) AS
-    (1 - p) * coalesce(list_sum(list_transform(duckrank.top_docs(q, k), lambda d: d.tied_rel * power(p, d.rank - 1))), 0.0);
-COMMENT ON MACRO duckrank.rbp_of IS 'RBP(p)@k = (1-p) sum_{i<=k} rel(i) p^(i-1)';
+-- RBP(p)@k = (1 - p) sum_{i<=k} w(i) p^(i-1). Graded (trec_eval 10, m_rbp.c): w = the doc's grade
+-- scaled to [0, 1] when the query has a grade above 1, i.e. grade / max(1, the query's top grade)
+-- (negative grades 0; rel_level plays no part). trec_eval scales by (g - min) / (max - min) over
+-- the gains of grades 0..top, with min left uninitialised in its source; the built binary behaves as
+-- min = 0, which is what this computes. Binary (graded := false, Moffat & Zobel): w = rel(i).
+-- Graded weights are not averaged over ties, so graded RBP refuses ties := 'average'. p is read as
+-- a DOUBLE, as C reads it (a DECIMAL 1 - 0.9 would be exactly 0.1, trec_eval's double is not).
+CREATE OR REPLACE MACRO duckrank.rbp_of(q, k, p, graded) AS
+    (1 - CAST(p AS DOUBLE)) * coalesce(list_sum(list_transform(duckrank.top_docs(q, k),
+        lambda d: CASE WHEN graded
+                       THEN duckrank.needs_strict_ties(greatest(coalesce(d.grade, 0), 0) / greatest(q.top_grade, 1),
+                                                       q.tie_rule, 'graded RBP (graded := false is linear)')
+                       ELSE d.tied_rel END * power(CAST(p AS DOUBLE), d.rank - 1))), 0.0);
+COMMENT ON MACRO duckrank.rbp_of IS 'RBP(p)@k = (1-p) sum_{i<=k} w(i) p^(i-1), w = grade / max(1, top grade) (graded) or rel(i)';
 
 -- RBP's residual: the weight RBP could still gain, from unjudged docs in the evaluated depth d and
 -- from the ranks beyond it: p^d + (1 - p) sum_{unjudged i<=d} p^(i-1). The weights of ranks 1..d
 -- and beyond sum to 1, so that is 1 - (1 - p) sum_{judged i<=d} p^(i-1), which reads the judged
--- docs only. A query the run missed (complete := true) scores 0 on every measure, the residual
--- included, as in trec_eval -c.
+-- docs only. As trec_eval 10 (m_rbp_resid.c) it is 0 when no unjudged doc was retrieved within d
+-- (Moffat & Zobel would keep p^d), and a query the run missed (complete := true) scores 0.
 CREATE OR REPLACE MACRO duckrank.rbp_residual_of(q, k, p) AS
-    CASE WHEN q.num_ret = 0 THEN 0.0 ELSE
-    1 - (1 - p) * coalesce(list_sum(list_transform(list_filter(duckrank.top_docs(q, k), lambda d: NOT d.unjudged),
-                                                   lambda d: power(p, d.rank - 1))), 0.0) END;
+    CASE WHEN len(list_filter(duckrank.top_docs(q, k), lambda d: NOT d.unjudged)) = least(coalesce(k, q.num_ret), q.num_ret)
+         THEN 0.0
+         ELSE 1 - (1 - CAST(p AS DOUBLE)) * coalesce(list_sum(list_transform(list_filter(duckrank.top_docs(q, k), lambda d: NOT d.unjudged),
+                                                             lambda d: power(CAST(p AS DOUBLE), d.rank - 1))), 0.0) END;
 COMMENT ON MACRO duckrank.rbp_residual_of IS 'RBP residual = p^d + (1-p) sum_{unjudged i<=d} p^(i-1) = 1 - (1-p) sum_{judged i<=d} p^(i-1)';

@@ -23,7 +23,7 @@ COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions;
 
 CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, gain := 'linear',
         gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL, p := 0.8,
-        weight := 'impressions', threshold := 0.5) AS
+        graded := true, weight := 'impressions', threshold := 0.5) AS
     nullif(concat_ws(chr(10),
         CASE WHEN NOT coalesce(k IS NULL OR (k >= 1 AND k = floor(k)), false)
              THEN 'k must be a positive integer (or NULL for full depth); got ' || duckrank.show(k) END,
@@ -47,6 +47,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'g_max must be positive (or NULL for the largest grade in the qrels); got ' || duckrank.show(g_max) END,
         CASE WHEN NOT coalesce(p > 0 AND p < 1, false)
              THEN 'p must be strictly between 0 and 1; got ' || duckrank.show(p) END,
+        CASE WHEN NOT coalesce(graded IS NOT NULL, false)
+             THEN 'graded must be true or false; got ' || duckrank.show(graded) END,
         CASE WHEN NOT coalesce(weight IN ('impressions', 'positives'), false)
              THEN 'weight must be one of impressions, positives; got ' || duckrank.show(weight) END,
         CASE WHEN NOT coalesce(isfinite(threshold), false)
@@ -245,17 +247,17 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.err IS 'ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), R = (2^g - 1) / 2^g_max (per query)';
 
-CREATE OR REPLACE MACRO duckrank.rbp(qrels, run, k := NULL, p := 0.8, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.rbp(qrels, run, k := NULL, p := 0.8, graded := true, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, p := p))) AS fired),
+        duckrank.option_problems(k := k, p := p, graded := graded))) AS fired),
 per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_of(q, k, p), q.num_rel, empty) AS DOUBLE) AS value, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p), q.num_rel, empty) AS DOUBLE) AS residual
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_of(q, k, p, graded), q.num_rel, empty) AS DOUBLE) AS value, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p), q.num_rel, empty) AS DOUBLE) AS residual
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value, residual FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.rbp IS 'RBP(p)@k = (1 - p) sum over i <= k of rel(i) p^(i-1) (per query)';
+COMMENT ON MACRO TABLE duckrank.rbp IS 'RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), w = grade / max(1, the query''s top grade) (graded) or rel(i) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.rbp_residual(qrels, run, k := NULL, p := 0.8, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE

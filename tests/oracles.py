@@ -331,13 +331,22 @@ def ranx_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows, re
         ranx_qrels = {q: {d: max(int(g), 0) for d, g in by_query[q].items()} for q in ranked}
         ranx_run = {q: rank_scores(docs) for q, docs in ranked.items()}
     elif metric == "rbp":
-        # ranx's RBP weighs a hit by its grade, Moffat & Zobel's (and duckrank's) by 1: ranx is given
-        # the binary judgments rel(d) = grade >= rel_level (a negative grade is never relevant).
+        # ranx's RBP weighs a hit by its grade. Binary RBP (graded=False, Moffat & Zobel): ranx is
+        # given rel(d) = grade >= rel_level (a negative grade is never relevant). Graded RBP
+        # (trec_eval 10) weighs by grade / max(1, the query's top grade): ranx is given the grades
+        # (negatives 0) and its value, linear in the weights, is divided by that scale below.
         # ranx's RBP has no cutoff: RBP@k is the RBP of the ranking cut at k.
         name = f"rbp.{repr(float(options['p']))[2:]}"
         assert float("0." + name[4:]) == options["p"]
-        ranx_qrels = {q: {d: int(g >= 0 and g >= rel_level) for d, g in by_query[q].items()} for q in ranked}
+        if options["graded"]:
+            ranx_qrels = {q: {d: max(int(g), 0) for d, g in by_query[q].items()} for q in ranked}
+        else:
+            ranx_qrels = {q: {d: int(g >= 0 and g >= rel_level) for d, g in by_query[q].items()} for q in ranked}
         ranx_run = {q: rank_scores(docs[:k] if k is not None else docs) for q, docs in ranked.items()}
+        values = dict(_ranx(ranx_qrels, ranx_run, name))
+        if options["graded"]:
+            values = {q: v / max(1, *by_query[q].values()) for q, v in values.items()}
+        return values
     else:
         raise ValueError(f"no ranx mapping for metric {metric!r}: add one to tests/oracles.py")
     return dict(_ranx(ranx_qrels, ranx_run, name))
@@ -475,9 +484,10 @@ def formula_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows,
         elif metric == "rbp_residual":
             # RBP's residual over the evaluated depth d = min(k, retrieved): p^d + (1 - p) times
             # the sum of p^(i-1) over the unjudged docs at ranks i <= d (a negative grade is unjudged).
+            # As trec_eval 10 (m_rbp_resid.c): 0 when no doc within d is unjudged.
             p, depth = options["p"], len(top)
-            unjudged = sum(p ** (i - 1) for i, g in enumerate(grades[:depth], start=1) if g is None or g < 0)
-            out[q] = p ** depth + (1 - p) * unjudged
+            unjudged = [i for i, g in enumerate(grades[:depth], start=1) if g is None or g < 0]
+            out[q] = p ** depth + (1 - p) * sum(p ** (i - 1) for i in unjudged) if unjudged else 0.0
         elif metric == "auc":
             # per query over the retrieved docs: relevant (grade >= rel_level) positive, every other
             # retrieved doc (non-relevant, negative, unjudged) negative; ties count 1/2

@@ -41,6 +41,7 @@ OPTION_VALUES: dict[str, list[Any]] = {
     "ideal": ["qrels", "run"],
     "g_max": [None, 2.0],
     "p": [0.8, 0.5, 0.95],
+    "graded": [True, False],
     "weight": ["impressions", "positives"],
 }
 

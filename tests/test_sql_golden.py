@@ -235,8 +235,12 @@ EDGE_CASES = [
     ("err", {}, 3 / 8 + (1 - 3 / 8) * (1 / 8) / 3),
     ("err", {"g_max": 2.0}, 3 / 4 + (1 - 3 / 4) * (1 / 4) / 3),
     ("err", {"k": 1}, 3 / 8),
-    ("rbp", {}, 0.2 * (1 + 0.8 ** 2)),
-    ("rbp", {"p": 0.5}, 0.5 * (1 + 0.5 ** 2)),
+    # graded RBP (trec_eval 10): d1 and d3 weigh 2/3 and 1/3 (grade / the query's top grade, 3);
+    # binary RBP: 1 each
+    ("rbp", {}, 0.2 * (2 / 3 + 0.8 ** 2 / 3)),
+    ("rbp", {"p": 0.5}, 0.5 * (2 / 3 + 0.5 ** 2 / 3)),
+    ("rbp", {"graded": False}, 0.2 * (1 + 0.8 ** 2)),
+    ("rbp", {"graded": False, "p": 0.5}, 0.5 * (1 + 0.5 ** 2)),
     # iprec: the cutoff is round(r R) relevant retrieved (at least 1); R = 3, hits at ranks 1 and 3
     ("interpolated_precision", {"recall": 0.0}, 1.0),
     ("interpolated_precision", {"recall": 0.5}, 2 / 3),  # round(1.5) = 2 -> P@3
@@ -300,17 +304,20 @@ def test_rbp_residual(edge):
     assert got["g"] == pytest.approx(0.8 ** 5 + 0.2 * (0.8 ** 3 + 0.8 ** 4), abs=1e-12)
     # 'norel': d9 unjudged at rank 2: p^2 + (1 - p) p = 0.64 + 0.16
     assert got["norel"] == pytest.approx(0.8 ** 2 + 0.2 * 0.8, abs=1e-12)
-    # with k: depth min(k, retrieved)
-    assert value(edge, "rbp", "g", column="residual", k=2) == pytest.approx(0.8 ** 2, abs=1e-12)
+    # with k: depth min(k, retrieved); the top 2 are judged: 0 (trec_eval 10); the top 4 hold d4
+    assert value(edge, "rbp", "g", column="residual", k=2) == 0.0
+    assert value(edge, "rbp", "g", column="residual", k=4) == pytest.approx(0.8 ** 4 + 0.2 * 0.8 ** 3, abs=1e-12)
 
 
 def test_rbp_residual_when_everything_retrieved_is_judged(con):
     """Moffat & Zobel's residual p^d + (1-p) sum_unjudged p^(i-1) keeps p^d, the weight of the ranks
-    past the list. trec_eval's rbp_resid prints 0 when no retrieved doc is unjudged (m_rbp_resid.c only
-    sets the value if it saw one); duckrank keeps the paper's p^d. On the golden files the two agree,
-    since p^d is below 0.00005 at d = 100 there."""
+    past the list; trec_eval 10's rbp_resid is 0 when no retrieved doc is unjudged (m_rbp_resid.c
+    only sets the value if it saw one), and duckrank prints what trec_eval prints."""
     register(con, *ranked_run([1, 0]))
-    assert value(con, "rbp", column="residual") == pytest.approx(0.8 ** 2, abs=1e-12)
+    assert value(con, "rbp", column="residual") == 0.0
+    assert value(con, "rbp_residual", k=1) == 0.0
+    register(con, *ranked_run([1, None]))  # an unjudged doc at rank 2: p^2 + (1 - p) p
+    assert value(con, "rbp_residual") == pytest.approx(0.8 ** 2 + 0.2 * 0.8, abs=1e-12)
 
 
 def test_counts(edge):
@@ -401,7 +408,8 @@ def test_max_rank_truncates_before_every_metric(edge):
     assert value(edge, "precision", "g", max_rank=2) == pytest.approx(1 / 2)  # set_P over 2 retrieved
     assert value(edge, "recall", "g", max_rank=2) == pytest.approx(1 / 3)
     assert value(edge, "average_precision", "g", max_rank=2) == pytest.approx(1 / 3)
-    assert value(edge, "rbp", "g", column="residual", max_rank=2) == pytest.approx(0.8 ** 2)
+    assert value(edge, "rbp", "g", column="residual", max_rank=2) == 0.0  # d1, d2 judged (trec_eval 10)
+    assert value(edge, "rbp", "g", column="residual", max_rank=4) == pytest.approx(0.8 ** 4 + 0.2 * 0.8 ** 3)
     assert value(edge, "counts", "g", column="num_ret", max_rank=2) == 2
     # the ideal is not truncated: IDCG still sees d5
     assert value(edge, "idcg", "g", max_rank=2) == pytest.approx(3 + 2 * D(2) + D(3))
@@ -411,9 +419,19 @@ def test_unjudged_skip_drops_unjudged_and_negative_grades(edge):
     # unjudged := 'skip' (trec_eval -J): 'g' becomes d1, d2, d3 (d4's -1 and u1 are dropped).
     assert value(edge, "precision", "g", unjudged="skip") == pytest.approx(2 / 3)
     assert value(edge, "precision", "g", k=3, unjudged="skip") == pytest.approx(2 / 3)
-    assert value(edge, "rbp", "g", column="residual", unjudged="skip") == pytest.approx(0.8 ** 3)
+    assert value(edge, "rbp", "g", column="residual", unjudged="skip") == 0.0  # nothing unjudged is left
     # 'norel' keeps d1 only
     assert value(edge, "counts", "norel", column="num_ret", unjudged="skip") == 1
+
+
+def test_unjudged_skip_with_max_rank_cuts_first_as_trec_eval(con):
+    # trec_eval -J -M1 cuts the ranking at 1 (u1, unjudged) and then drops u1: nothing is left.
+    # Dropping first would score 'a' (relevant) at rank 1.
+    register(con, [("q", "a", 1), ("q", "b", 0)], [("q", "u1", 3.0), ("q", "a", 2.0), ("q", "b", 1.0)])
+    assert values(con, "num_ret", unjudged="skip", max_rank=1) == {"q": 0}
+    assert values(con, "precision", k=1, unjudged="skip", max_rank=1) == {"q": 0.0}
+    assert values(con, "precision", k=1, unjudged="skip", max_rank=2) == {"q": 1.0}  # u1, a -> a
+    assert values(con, "num_ret", unjudged="skip") == {"q": 2}
 
 
 def test_unjudged_mean_and_median_impute_a_judgment(con):
@@ -432,10 +450,10 @@ def test_unjudged_mean_and_median_impute_a_judgment(con):
     assert value(con, "ndcg", unjudged="median") == pytest.approx((3 + D(2)) / (3 + D(2) + D(3)))
     # MAE compares scores with real judgments only (judged_grade stays NULL for u)
     assert value(con, "mae", ) == pytest.approx((abs(0.9 - 3) + 0.7) / 2)
-    # RBP's residual is the weight still unknown: under imputation u has a grade, so only the tail
-    # past the list remains (p^3); without imputation u's weight (1 - p) p is unknown too.
-    # (Counting u both ways once gave RBP + residual = 1.2 for a single imputed relevant doc.)
-    assert value(con, "rbp", column="residual", unjudged="mean") == pytest.approx(0.8 ** 3)
+    # RBP's residual is the weight still unknown: under imputation u has a grade, nothing retrieved is
+    # unjudged, and the residual is 0 (trec_eval 10 leaves out the tail past the list then);
+    # without imputation u's weight (1 - p) p and the tail p^3 are unknown.
+    assert value(con, "rbp", column="residual", unjudged="mean") == 0.0
     assert value(con, "rbp", column="residual") == pytest.approx(0.8 ** 3 + 0.2 * 0.8)
 
 
@@ -511,14 +529,16 @@ def test_average_ties_survive_a_max_rank_cut_through_the_tie(con):
     assert value(con, "precision", ties="average", max_rank=2) == pytest.approx(1 / 3, abs=1e-12)
 
 
-def test_integer_ids_tie_break_numerically_string_ids_like_trec_eval(con):
-    """Ids are compared as given: VARCHAR ids tie-break as trec_eval's strcmp ('9' > '10'), INTEGER ids
-    by value (10 > 9). Cast ids to VARCHAR to reproduce trec_eval on numeric-looking ids."""
+def test_integer_ids_tie_break_by_their_text_as_trec_eval(con):
+    """trec_eval compares doc ids as strings ('9' > '10'); integer ids tie-break the same way, as if
+    the ids had been written to a text file, so Parquet and TREC text give the same numbers."""
     con.register("qrels", pd.DataFrame({"query_id": [1], "doc_id": [10], "relevance": [1]}))
     con.register("run", pd.DataFrame({"query_id": [1, 1], "doc_id": [9, 10], "score": [1.0, 1.0]}))
-    assert values(con, "reciprocal_rank") == {1: 1.0}  # 10 ranks first
+    assert values(con, "reciprocal_rank") == {1: 0.5}  # '9' > '10' ranks first
+    for ties, expected in (("pessimistic", 0.5), ("optimistic", 1.0), ("input", 0.5)):  # input: 9 comes first
+        assert values(con, "reciprocal_rank", ties=ties) == {1: expected}, ties
     register(con, [("1", "10", 1)], [("1", "9", 1.0), ("1", "10", 1.0)])
-    assert values(con, "reciprocal_rank") == {"1": 0.5}  # '9' > '10' ranks first
+    assert values(con, "reciprocal_rank") == {"1": 0.5}
 
 
 # ============================================================================ more conventions
@@ -588,8 +608,8 @@ BOUNDED = {
     "bpref": "duckrank.bpref_of(q)",
     "rprec": "duckrank.r_precision_of(q, 1.0)",
     "err": "duckrank.err_of(q, NULL)",
-    "rbp": "duckrank.rbp_of(q, NULL, 0.8)",
-    "rbp_plus_residual": "duckrank.rbp_of(q, NULL, 0.8) + duckrank.rbp_residual_of(q, NULL, 0.8)",
+    "rbp": "duckrank.rbp_of(q, NULL, 0.8, true)",
+    "rbp_plus_residual": "duckrank.rbp_of(q, NULL, 0.8, false) + duckrank.rbp_residual_of(q, NULL, 0.8)",
     "iprec": "duckrank.eleven_point_average_of(q)",
     "judged": "duckrank.judged_of(q, 3)",
 }
