@@ -103,16 +103,21 @@ def test_several_bad_options_are_reported_together(con):
     assert message.count("duckrank:") == 1
 
 
-@pytest.mark.parametrize("macro", ["average_precision", "reciprocal_rank", "bpref", "err", "hit_rate",
-                                   "interpolated_precision", "eleven_point_average"])
-def test_average_ties_are_refused_where_not_linear(con, macro):
-    fails(con, call(macro, ", ties := 'average'"), r"ties := 'average' is defined for metrics linear in the ranking",
+@pytest.mark.parametrize("macro, options", [(m, "") for m in ["average_precision", "reciprocal_rank", "bpref",
+                                                                  "err", "hit_rate", "interpolated_precision",
+                                                                  "eleven_point_average", "judged"]]
+                         + [("rbp", "")])  # graded RBP (the default): its weights are not tie means
+def test_average_ties_are_refused_where_not_linear(con, macro, options):
+    fails(con, call(macro, f"{options}, ties := 'average'"),
+          r"ties := 'average' is defined for metrics linear in the ranking",
           r"use ties := 'trec', 'pessimistic' or 'optimistic'")
 
 
-@pytest.mark.parametrize("macro", ["precision", "recall", "f_measure", "r_precision", "cg", "dcg", "ndcg", "rbp"])
-def test_average_ties_are_accepted_where_linear(con, macro):
-    assert con.execute(call(macro, ", ties := 'average'")).fetchall()
+@pytest.mark.parametrize("macro, options", [(m, "") for m in ["precision", "recall", "f_measure", "r_precision",
+                                                              "cg", "dcg", "ndcg"]]
+                         + [("rbp", ", graded := false")])
+def test_average_ties_are_accepted_where_linear(con, macro, options):
+    assert con.execute(call(macro, f"{options}, ties := 'average'")).fetchall()
 
 
 # ----------------------------------------------------------------------------- data
