@@ -15,12 +15,12 @@ CREATE OR REPLACE MACRO duckrank.raise_problems(problems) AS
 COMMENT ON MACRO duckrank.raise_problems IS 'raise the collected argument problems as one error';
 
 -- ties := 'average' gives the expected value over all orderings of tied documents. That is exact
--- for metrics linear in the per-rank relevance (P, R, F, R-prec, CG, DCG, nDCG, RBP); for the
+-- for metrics linear in the per-rank relevance (P, R, F, R-prec, CG, DCG, nDCG, binary RBP); for the
 -- others it would silently be something else, so they refuse it.
 CREATE OR REPLACE MACRO duckrank.needs_strict_ties(value, tie_rule, metric) AS
     CASE WHEN tie_rule = 'average'
          THEN error('duckrank: ties := ''average'' is defined for metrics linear in the ranking '
-                    || '(P, recall, F, R-prec, CG, DCG, nDCG, RBP); ' || metric
+                    || '(P, recall, F, R-prec, CG, DCG, nDCG, binary RBP: graded := false); ' || metric
                     || ' is not: use ties := ''trec'', ''pessimistic'' or ''optimistic''')
          ELSE value END;
 COMMENT ON MACRO duckrank.needs_strict_ties IS 'refuse ties := average for a metric that is not linear in the ranking';
