@@ -9,14 +9,18 @@ from hypothesis import settings
 
 from duckrank._library import connect
 
+# The `trec_eval` fixture: NIST trec_eval 10's binary, or a skip saying how to get it.
+from trec_eval_binary import trec_eval  # noqa: F401
+
 # Generated cases are the same on every run, so a test that passes in CI passes everywhere; a new
 # counterexample is found by changing the data generators, not by luck.
 settings.register_profile("duckrank", derandomize=True, deadline=None)
 settings.load_profile("duckrank")
 
 REPO = Path(__file__).resolve().parent.parent
-# trec_eval's own qrels, runs and expected output: ../shared/data/trec_eval beside the checkout.
-TREC_DATA = REPO.parent / "shared" / "data" / "trec_eval"
+# trec_eval's own qrels, runs and expected output, kept in the repository (a copy of
+# ../shared/data/trec_eval) so that a plain clone runs every conformance test.
+TREC_DATA = REPO / "tests" / "data" / "trec_eval"
 
 
 @pytest.fixture

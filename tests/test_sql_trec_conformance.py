@@ -1,6 +1,6 @@
 """trec_eval conformance: duckrank's SQL macros print trec_eval 10.0's own numbers.
 
-The golden files in shared/data/trec_eval are trec_eval's output on real TREC qrels and runs
+The golden files in tests/data/trec_eval are trec_eval's output on real TREC qrels and runs
 (README.md there gives each command line). For every measure duckrank supports, every per-query
 value and the `all` summary must equal the printed value when formatted the same way (4 decimals,
 integers for the counters). There is no tolerance: a value that differs at the 4th decimal is a
