@@ -175,16 +175,19 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
           by: list[str]) -> Plan:
     """Name the runs and build the views one duckrank.ranked pass scores. A list entry is one run,
     named by run_names= or its path; a lone run is split by its run_id column when that holds
-    several values, and named by it when it holds one."""
+    several values, and named by it when it holds one. A TREC text file is one run whatever its
+    tags (as trec_eval reads it): a lone one is named by the tag of its last line (trec_eval's runid)."""
     if names is not None and len(names) != len(runs):
         raise OptionError(f"run_names has {len(names)} names for {len(runs)} runs")
+    if sum(source.stdin for source in [qrels, *runs]) > 1:
+        raise OptionError("standard input ('-') can be only one of the inputs; give the others as files")
     segments = "".join(f", {quote_identifier(name)} AS by_{i}" for i, name in enumerate(by))
     if len(runs) == 1:
         source = runs[0]
         ids = ([row[0] for row in con.sql(f"SELECT DISTINCT run_id FROM {source.view} ORDER BY 1").fetchall()]
                if source.has_run_id else [])
         if len(ids) <= 1:
-            run_names = names or ids or [_path_of(source)]
+            run_names = names or ids or [source.name or _path_of(source)]
             union = f"SELECT {literal(run_names[0])} AS run, query_id, doc_id, score{segments} FROM {source.view}"
         else:
             run_names = ids

@@ -1,14 +1,24 @@
-"""Turn whatever the user hands us (a path, a table name, an Arrow/pandas/polars table, a DuckDB
-relation) into a DuckDB view with duckrank's standard columns, or a clear InputError."""
+"""Turn whatever the user hands us (a path, gzip or zstd compressed or not; '-' for standard input;
+a table name; an Arrow/pandas/polars table; a DuckDB relation) into a DuckDB view with duckrank's
+standard columns, or a clear InputError. TREC text is read as trec_eval 10 reads it (see below)."""
 
 from __future__ import annotations
 
+import atexit
+import dataclasses
 import glob
+import gzip
 import itertools
 import os
+import re
+import shutil
+import sys
+import tempfile
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import duckdb
 
@@ -44,187 +54,573 @@ class Source:
     view: str
     label: str
     columns: dict[str, str]  # standard column -> DuckDB type
-    has_run_id: bool = False
+    has_run_id: bool = False  # a run_id column that names several runs (never a TREC text file's tags)
+    name: str | None = None  # a TREC text run's name: the tag of its last line, as trec_eval's runid
+    stdin: bool = False  # read from standard input ('-')
 
 
-def detect_format(path: str | os.PathLike, kind: str = "run") -> str:
-    """The format of a file from its name, or for TREC text from its first line."""
+def detect_format(path: str | os.PathLike, kind: str = "run", *, shown: str | None = None) -> str:
+    """The format of a file from its name (less any .gz/.zst), or for TREC text from its first line
+    that holds fields and is no comment (decompressed, if the file is gzip or zstd). `shown` names
+    the file in the message, if not its path (standard input's temporary copy)."""
     text = str(path)
     if os.path.isdir(text):
         return "parquet"
-    name = text.lower().removesuffix(".gz").removesuffix(".zst")
+    name = _strip_compression(text.lower())
     for suffix, fmt in _SUFFIXES.items():
         if name.endswith(suffix):
             return fmt
-    first = _first_line(text)
-    fields = len(first.split()) if first else 0
+    fields = len(_first_data_line(_head(text, _compression(text), kind, shown)).split())
     if fields >= 6:  # trec_eval ignores anything after the sixth field
         return "trec_run"
     if fields == 4:
         return "trec_qrels"
     expected = "run (query_id Q0 doc_id rank score run_id)" if kind == "run" else "qrels (query_id 0 doc_id relevance)"
     raise InputError(
-        f"cannot tell the format of {kind} file {text!r}: its name has no known extension "
-        f"(.parquet, .csv, .tsv, .jsonl) and its first line is not a TREC {expected}; "
+        f"cannot tell the format of {kind} file {shown or repr(text)}: its name has no known extension "
+        f"(.parquet, .csv, .tsv, .jsonl, each optionally .gz or .zst) and its first line is not a TREC {expected}; "
         f"name the format with --{kind}-format / {kind}_format=")
-
-
-def _first_line(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                if line.strip():
-                    return line
-    except OSError:
-        return ""
-    return ""
 
 
 def _exists(path: str) -> bool:
     return os.path.exists(path) or bool(glob.glob(path, recursive=True))
 
 
-def _read_file(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str) -> duckdb.DuckDBPyRelation:
+# ---------------------------------------------------------------------------------------------
+# compressed files and standard input
+
+_COMPRESSION_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"))
+
+
+def _strip_compression(name: str) -> str:
+    root, suffix = os.path.splitext(name)
+    return root if suffix.lower() in _COMPRESSION_SUFFIXES else name
+
+
+def _compression(path: str) -> str | None:
+    """'gzip' or 'zstd' from a file's magic bytes, None for a file that is neither: the bytes decide,
+    not the name (a run.txt.gz that is plain text is read as it is; gzip data named run.txt is
+    decompressed). A glob, which has no bytes of its own, goes by its name."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4)
+    except OSError:
+        return None if os.path.exists(path) else _COMPRESSION_SUFFIXES.get(os.path.splitext(path.lower())[1])
+    return next((codec for magic, codec in _MAGIC if head.startswith(magic)), None)
+
+
+def _open_bytes(path: str, compression: str | None) -> BinaryIO:
+    if compression == "gzip":
+        return gzip.open(path, "rb")  # reads concatenated gzip members too, as gzip -dc does
+    if compression == "zstd":
+        import pyarrow as pa  # a dependency of duckrank, imported only when needed: its import costs
+
+        return pa.input_stream(path, compression="zstd")
+    return open(path, "rb")
+
+
+_READ_ERRORS = (OSError, EOFError, ValueError, zlib.error)  # what a corrupt gzip or zstd stream raises
+
+
+def _head(path: str, compression: str | None, kind: str = "run", shown: str | None = None,
+          size: int = 1 << 16) -> bytes:
+    """The first `size` bytes of the file, decompressed: b'' if it cannot be opened (the caller's
+    own checks name that), an InputError if it is compressed and cannot be decompressed."""
+    try:
+        with _open_bytes(path, compression) as stream:
+            return stream.read(size)
+    except _READ_ERRORS as error:
+        if compression is None:
+            return b""
+        raise InputError(f"cannot decompress {kind} file {shown or repr(path)} as {compression}: {_first(error)}; "
+                         f"check the file") from None
+
+
+# Standard input, read once into a temporary file: the readers take paths, and a second read of
+# '-' in the same process (duckrank convert tries qrels, then run) must see the same bytes.
+_STDIN: dict[str, Any] = {"stream": None, "path": None, "kinds": set()}
+
+
+def _stdin_path(kind: str) -> str:
+    stream = sys.stdin
+    if _STDIN["path"] is not None and _STDIN["stream"] is stream:
+        other = sorted(_STDIN["kinds"] - {kind})
+        if other:
+            raise InputError(f"standard input ('-') was read as the {other[0]} already; only one of the "
+                             f"qrels and the runs can be '-': give the {kind} as a file")
+        return _STDIN["path"]
+    if stream is None:
+        raise InputError(f"the {kind} is '-' but there is no standard input; give the {kind} file's path")
+    if getattr(stream, "isatty", lambda: False)():
+        raise InputError(f"the {kind} is '-' (standard input), but standard input is a terminal: pipe the "
+                         f"{kind} in (e.g. zcat run.gz | duckrank eval qrels.txt -) or give its path")
+    descriptor, path = tempfile.mkstemp(prefix="duckrank-stdin-")
+    atexit.register(_remove_quietly, path)
+    with os.fdopen(descriptor, "wb") as target:
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            shutil.copyfileobj(buffer, target, 1 << 20)
+        else:  # a text stream without bytes beneath (io.StringIO in a notebook, say)
+            for block in iter(lambda: stream.read(1 << 20), ""):
+                target.write(block.encode("utf-8"))
+    _STDIN.update(stream=stream, path=path, kinds=set())
+    return path
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------------------------------------
+# files
+
+
+def _read_file(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str, shown: str) -> _Read:
+    local = os.path.isfile(path)
+    compression = _compression(path) if local else None
     if fmt == "parquet":
+        if compression is not None:
+            raise InputError(f"{kind} file {shown} is {compression}-compressed Parquet; Parquet compresses its "
+                             f"own pages, so decompress the file first")
         target = os.path.join(path, "**", "*.parquet") if os.path.isdir(path) else path
-        return con.read_parquet(target, hive_partitioning=os.path.isdir(path), union_by_name=True)
+        return _Read(con.read_parquet(target, hive_partitioning=os.path.isdir(path), union_by_name=True))
+    # a local file's bytes decide its compression; a glob's files go by their names (DuckDB's 'auto')
+    options = {"compression": compression or "none"} if local else {}
     if fmt in ("csv", "tsv"):
-        return con.read_csv(path, header=True, sep="\t" if fmt == "tsv" else ",")
+        return _Read(con.read_csv(path, header=True, sep="\t" if fmt == "tsv" else ",", **options))
     if fmt == "jsonl":
-        return con.read_json(path, format="newline_delimited")
-    return _read_trec(con, path, fmt, kind)
+        return _Read(con.read_json(path, format="newline_delimited", **options))
+    trec = _read_trec(con, path, fmt, kind, compression, shown)
+    return _Read(trec.relation, name=trec.tag, trec=True)
 
 
-# TREC text: each line's fields as DuckDB reads them (the value as DOUBLE), and the fields kept.
-_TREC_LAYOUTS = {
-    "trec_run": ({"query_id": "VARCHAR", "q0": "VARCHAR", "doc_id": "VARCHAR", "rank": "VARCHAR",
-                  "score": "DOUBLE", "run_id": "VARCHAR"}, ("query_id", "doc_id", "score", "run_id")),
-    "trec_qrels": ({"query_id": "VARCHAR", "iteration": "VARCHAR", "doc_id": "VARCHAR", "relevance": "DOUBLE"},
-                   ("query_id", "doc_id", "relevance")),
+# ---------------------------------------------------------------------------------------------
+# TREC text, read as trec_eval 10 reads it (get_trec_results.c, get_qrels.c):
+#
+# - a line ends at '\n'; its fields are separated by runs of C's isspace() characters (space, \t,
+#   \v, \f, \r; trec_eval never calls setlocale, so no other byte separates: a no-break space is
+#   part of a field); whitespace before the first field and after the last is dropped;
+# - a run line has at least 6 fields (query_id Q0 doc_id rank score run_id): the 2nd, 4th (the
+#   rank: trec_eval ranks by score) and 7th on are ignored; a line whose first field starts with
+#   '#' is a comment; a line of whitespace is skipped;
+# - a qrels line has exactly 4 fields (query_id iteration doc_id relevance); a line that starts
+#   with '#' is a comment (only at the very start of the line: ' # x' is a judgment line);
+# - the score is read by atof, the relevance by atol. Both read the longest prefix that is a
+#   number and ignore the rest ('1_000' is 1, '3abc' is 3, 'high' is 0): duckrank takes the same
+#   value wherever the whole field is a number as C reads it, and otherwise stops with the file,
+#   the line and the value, since a silently different number is the worst outcome. A relevance
+#   '1.7' is 1 (atol stops at the point: trec_eval's grades are integers) but '1e2' is an error
+#   (atol reads 1, the text says 100);
+# - one file is one run, whatever its tags: trec_eval names it by the tag of its last line.
+#
+# Where trec_eval 10 fails on a file (a blank line in qrels, a comment on the last line of qrels,
+# where it reads past its buffer), duckrank reads the lines that have a meaning; where the two
+# would read the same file differently, duckrank stops and says so (a NUL byte, where trec_eval
+# stops reading; a UTF-8 byte-order mark, which trec_eval makes part of the first query id; a qrels
+# comment right after another, which trec_eval reads as a judgment).
+
+_C_SPACE = " \t\n\v\f\r"
+_BOM = b"\xef\xbb\xbf"
+_LAYOUTS = {  # the fields of a line, the numeric one, and the ones kept (in this order)
+    "trec_run": (("query_id", "q0", "doc_id", "rank", "score", "run_id"), "score",
+                 ("query_id", "doc_id", "score", "run_id")),
+    "trec_qrels": (("query_id", "iteration", "doc_id", "relevance"), "relevance", ("query_id", "doc_id", "relevance")),
 }
+_SHAPES = {"trec_run": "at least 6: query_id Q0 doc_id rank score run_id",
+           "trec_qrels": "exactly 4: query_id iteration doc_id relevance"}
+# The whole field as strtod reads it: a decimal number; inf, infinity or nan (any case); a C99 hex float.
+_DECIMAL = r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?"
+_SPECIAL = r"[+-]?([iI][nN][fF]([iI][nN][iI][tT][yY])?|[nN][aA][nN]([(][0-9A-Za-z_]*[)])?)"
+_HEX = r"[+-]?0[xX]([0-9a-fA-F]+[.]?[0-9a-fA-F]*|[.][0-9a-fA-F]+)([pP][+-]?[0-9]+)?"
+# A relevance as atol reads it whole, but for a fraction it drops (as trec_eval does): '2', '+1', '1.7', '.5'.
+_INTEGER = r"[+-]?[0-9]+"
+_GRADE = r"[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)"
 
 
-def _read_trec(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str) -> duckdb.DuckDBPyRelation:
+def _score_sql(text: str) -> str:
+    """SQL for atof's value of the field `text` (an expression) when the whole field is a decimal
+    number, inf or nan; NULL otherwise (a hex float included: the line reader converts those).
+    DuckDB's CAST rounds a decimal string correctly, as glibc's strtod does."""
+    return (f"CASE WHEN regexp_full_match({text}, '{_DECIMAL}') THEN CAST({text} AS DOUBLE) "
+            f"WHEN regexp_full_match({text}, '{_SPECIAL}') THEN CASE WHEN contains(lower({text}), 'a') "
+            f"THEN 'nan'::DOUBLE WHEN starts_with({text}, '-') THEN '-inf'::DOUBLE ELSE 'inf'::DOUBLE END END")
+
+
+def _grade_sql(text: str) -> str:
+    """SQL for atol's value (as a DOUBLE) of the field `text` when the whole field is an integer, or
+    a decimal fraction whose integer part atol reads; NULL otherwise, or past a BIGINT."""
+    whole = f"regexp_extract({text}, '^[+-]?[0-9]*')"
+    return (f"CAST(CASE WHEN regexp_full_match({text}, '{_INTEGER}') THEN TRY_CAST({text} AS BIGINT) "
+            f"WHEN regexp_full_match({text}, '{_GRADE}') THEN CASE WHEN {whole} IN ('', '+', '-') THEN 0 "
+            f"ELSE TRY_CAST({whole} AS BIGINT) END END AS DOUBLE)")
+
+
+def _number_sql(fmt: str, text: str) -> str:
+    return _score_sql(text) if fmt == "trec_run" else _grade_sql(text)
+
+
+@dataclass(frozen=True)
+class _Trec:
+    """TREC text read into a TEMP TABLE, and a run's tag of its last line (trec_eval's runid)."""
+
+    relation: duckdb.DuckDBPyRelation
+    tag: str | None = None
+
+
+def _read_trec(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str, compression: str | None,
+               shown: str) -> _Trec:
     """TREC text: DuckDB's parallel CSV reader for the common layout, else the line reader."""
-    fast = _read_trec_fast(con, path, fmt)
-    return fast if fast is not None else _read_trec_lines(con, path, fmt, kind)
+    fast = _read_trec_fast(con, path, fmt, compression)
+    return fast if fast is not None else _read_trec_lines(con, path, fmt, kind, shown)
 
 
-def _trec_delimiter(path: str) -> str:
-    """Tab if the first line has one (trec_eval's own runs are tab-separated, their scores padded
-    with spaces), else space: a wrong guess only costs the fast path."""
-    return "\t" if "\t" in _first_line(path) else " "
-
-
-# Characters no field may hold, but for the separator: what the line reader also splits on (RE2's
-# \s, less the newline), and \x01, the line reader's own column separator, on which it fails.
-_SPLITTING = "\t\f\r \x01"
+def _first_data_line(head: bytes) -> bytes:
+    """The first line of `head` that holds a field and is no comment."""
+    for line in head.split(b"\n"):
+        fields = line.split()  # bytes.split() splits on exactly C's isspace() characters
+        if fields and not fields[0].startswith(b"#"):
+            return line
+    return b""
 
 
 def _plain_bytes(path: str, sep: str) -> bool:
-    """Whether `path` is one local, uncompressed file of ASCII bytes holding none of _SPLITTING but
-    the separator. Then no field can hold one, nor can a line start or end with a character trim()
-    strips (an ASCII one is a space: in a space-separated file, an empty field), so the per-row
-    checks reduce to 'no field is empty'. A byte scan: about 0.2 s for 250 MB, against about 0.8 s
-    of CPU for the per-row checks it saves."""
-    if any(c in path for c in "*?[") or path.lower().endswith((".gz", ".gzip", ".zst", ".zstd")):
-        return False  # a glob, or a file DuckDB would decompress: check every row
-    forbidden = [c.encode() for c in _SPLITTING if c != sep]
+    """Whether `path` is one local, uncompressed file holding no C whitespace but the separator and
+    '\\n', no NUL, and no line that starts with '#'. Then every field DuckDB's CSV reader splits off
+    is a field trec_eval splits off too, and no line is a comment, so the per-row checks reduce to
+    'no field is empty'. A byte scan: about 0.2 s for 250 MB, against about 0.8 s of CPU for the
+    per-row checks it saves."""
+    if any(c in path for c in "*?[") or _compression(path) is not None:
+        return False  # a glob, or a file to decompress: check every row
+    forbidden = [c.encode() for c in "\t\v\f\r \0" if c != sep]
+    previous = b"\n"
     try:
         with open(path, "rb") as handle:
             while chunk := handle.read(1 << 22):
-                if not chunk.isascii() or any(c in chunk for c in forbidden):
+                if (any(c in chunk for c in forbidden) or b"\n#" in chunk
+                        or (previous == b"\n" and chunk.startswith(b"#"))):
                     return False
+                previous = chunk[-1:]
     except OSError:
-        return False  # not a local file (a URL, say): check every row
+        return False
     return True
 
 
-def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str) -> duckdb.DuckDBPyRelation | None:
+def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
+                    compression: str | None = None) -> _Trec | None:
     """The file in a TEMP TABLE written by DuckDB's parallel CSV reader, or None if any line is
     not the common layout, so that the caller falls back to the line reader (whose message names
     the bad line). Nothing is returned before the whole file has been read and checked.
 
-    The fast path accepts only files the line reader reads the same, field for field: every
-    non-blank line has exactly the layout's fields, one space (or one tab) apart (strict mode: a
-    seventh run field, a double or leading separator fails); no field is empty (the CSV reader
-    makes an empty field NULL); no field holds a character of _SPLITTING but the separator; the
-    line does not start or end with a character the line reader's trim() strips (Unicode space
-    separators); and the value reads as a DOUBLE (the CSV reader's DOUBLE accepts what CAST does:
-    1e-3, -2.5E+2, inf, nan, and the whitespace around a number that the line reader drops)."""
-    types, kept = _TREC_LAYOUTS[fmt]
-    names = list(types)
-    value = next(n for n, t in types.items() if t == "DOUBLE")
-    sep = _trec_delimiter(path)
-    first, last, number = (quote_identifier(n) for n in (names[0], names[-1], value))
-    if _plain_bytes(path, sep):
-        checks = [f"{quote_identifier(n)} IS NOT NULL" for n in names]
+    The fast path accepts only files that read here as trec_eval reads them, field for field:
+    every non-blank line has exactly the layout's fields, one space (or one tab) apart (strict
+    mode: a seventh run field, a double or leading separator, a lone carriage return fail); no
+    field is empty (the CSV reader makes an empty field NULL); no field but the value holds a C
+    whitespace character or NUL; no line starts with '#'; the value, less the whitespace around
+    it (trec_eval's own runs pad their scores), is a number in full as _score_sql or _grade_sql
+    reads it; the file has no byte-order mark (which the CSV reader drops and trec_eval keeps)."""
+    if any(c in path for c in "*?["):
+        return None  # DuckDB would expand it as a glob: the line reader reads the file by its name
+    head = _head(path, compression)
+    if head.startswith(_BOM):
+        return None
+    names, value, kept = _LAYOUTS[fmt]
+    sep = "\t" if b"\t" in _first_data_line(head) else " "
+    plain = compression is None and _plain_bytes(path, sep)
+    raw = quote_identifier(value)
+    if plain:
+        text = raw
+        checks = [f"{quote_identifier(n)} IS NOT NULL" for n in names if n != value]
         joined = ""
-    else:  # the text fields joined once (NULL if any is empty), then searched for each character
-        checks = [f"{number} IS NOT NULL",
-                  *(f"NOT contains(duckrank_line, chr({ord(c)}))" for c in _SPLITTING if c != sep),
-                  f"ltrim({first}) = {first}"]
-        if names[-1] != value:
-            checks.append(f"rtrim({last}) = {last}")
-        joined = ", " + " || ".join(quote_identifier(n) for n in names if n != value) + " AS duckrank_line"
+    else:  # the other fields joined once (NULL if any is empty), then searched for each character
+        text = f"trim({raw}, {literal(_C_SPACE)})"
+        checks = [*(f"NOT contains(duckrank_fields, chr({ord(c)}))" for c in "\t\v\f\r \0" if c != sep),
+                  f"NOT starts_with({quote_identifier(names[0])}, '#')"]
+        joined = ", " + " || ".join(quote_identifier(n) for n in names if n != value) + " AS duckrank_fields"
+    valid = " AND ".join(["duckrank_number IS NOT NULL", *checks])
     # error() fails the whole read on the first bad row: a table that exists is valid throughout.
-    selected = ", ".join(f"CASE WHEN {' AND '.join(checks)} THEN {number} "
-                         f"ELSE error('not the common TREC layout') END AS {number}"
-                         if n == value else quote_identifier(n) for n in kept)
-    columns = ", ".join(f"{literal(n)}: {literal(t)}" for n, t in types.items())
+    selected = ", ".join(f"CASE WHEN {valid} THEN duckrank_number ELSE error('not the common TREC layout') END "
+                         f"AS {raw}" if n == value else quote_identifier(n) for n in kept)
+    # a compressed run has no tail to read its last tag from: it keeps its line order instead
+    ordered = compression is not None and fmt == "trec_run"
+    columns = ", ".join(f"{literal(n)}: 'VARCHAR'" for n in names)
     table = fresh_name("trec")
     try:
         con.execute(
-            f"CREATE TEMP TABLE {table} AS SELECT {selected} FROM (SELECT *{joined} "
+            f"CREATE TEMP TABLE {table} AS SELECT {selected}{', ordinality AS duckrank_line' if ordered else ''} "
+            f"FROM (SELECT *{joined}, {_number_sql(fmt, 'duckrank_text')} AS duckrank_number "
+            f"FROM (SELECT *, {text} AS duckrank_text "
             f"FROM read_csv({literal(path)}, delim={literal(sep)}, quote='', escape='', comment='', header=false, "
             f"auto_detect=false, strict_mode=true, null_padding=false, ignore_errors=false, "
-            f"columns={{{columns}}}))").fetchall()
+            f"compression={literal(compression or 'none')}, columns={{{columns}}}){' WITH ORDINALITY' if ordered else ''}))"
+        ).fetchall()
     except duckdb.InterruptException:
         raise
     except duckdb.Error:
         return None
-    return con.sql(f"SELECT * FROM {table}")
-
-
-def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str) -> duckdb.DuckDBPyRelation:
-    """TREC text: whitespace-separated fields, checked line by line so a bad line is named."""
-    lines = con.read_csv(path, header=False, sep="\x01", columns={"line": "VARCHAR"}, quotechar="",
-                         escapechar="", comment="")
-    fields = lines.project("regexp_split_to_array(trim(line), '\\s+') AS f, line")
-    width, value_at, layout = ((6, 5, "query_id Q0 doc_id rank score run_id") if fmt == "trec_run"
-                               else (4, 4, "query_id iteration doc_id relevance"))
-    bad = fields.filter(f"trim(line) <> '' AND (len(f) < {width} OR TRY_CAST(f[{value_at}] AS DOUBLE) IS NULL)")
-    bad_line = bad.limit(1).fetchall()
-    if bad_line:
-        raise InputError(f"{kind} file {path!r} is not a TREC {kind} file: the line {bad_line[0][1]!r} "
-                         f"does not read as '{layout}'; fix the line, or name the format with --{kind}-format")
-    rows = fields.filter("trim(line) <> ''")
+    tag = None
     if fmt == "trec_run":
-        return rows.project("f[1] AS query_id, f[3] AS doc_id, CAST(f[5] AS DOUBLE) AS score, f[6] AS run_id")
-    return rows.project("f[1] AS query_id, f[3] AS doc_id, CAST(f[4] AS DOUBLE) AS relevance")
+        if ordered:
+            found = con.execute(f"SELECT run_id FROM {table} ORDER BY duckrank_line DESC LIMIT 1").fetchall()
+            tag = found[0][0] if found else None
+        else:
+            tag = _last_tag(path)
+    return _Trec(con.sql(f"SELECT {', '.join(quote_identifier(n) for n in kept)} FROM {table}"), tag)
 
 
-def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str | None) -> tuple[Any, str]:
+def _last_tag(path: str) -> str | None:
+    """The run tag (6th field) of the last line of a run file that is neither blank nor a comment,
+    read from the end of the file: trec_eval's runid."""
+    with open(path, "rb") as handle:
+        position = handle.seek(0, os.SEEK_END)
+        tail = b""
+        while position > 0:
+            step = min(1 << 16, position)
+            position -= step
+            handle.seek(position)
+            tail = handle.read(step) + tail
+            lines = tail.split(b"\n")
+            for line in reversed(lines if position == 0 else lines[1:]):  # the first may be cut
+                fields = line.split()
+                if fields and not fields[0].startswith(b"#"):
+                    return fields[5].decode("utf-8") if len(fields) >= 6 else None
+    return None
+
+
+_CHUNK = 1 << 26  # the line reader's piece of text: 64 MiB, cut at a line end
+
+
+def _chunks(path: str, compression: str | None, kind: str, shown: str) -> Iterator[bytes]:
+    """The file's bytes, decompressed, in pieces that end at a line end (but maybe the last)."""
+    try:
+        with _open_bytes(path, compression) as stream:
+            rest = b""
+            while block := stream.read(_CHUNK):
+                block = rest + block
+                cut = block.rfind(b"\n") + 1
+                rest = block[cut:]
+                if cut:
+                    yield block[:cut]
+            if rest:
+                yield rest
+    except _READ_ERRORS as error:
+        how = f" as {compression}" if compression else ""
+        raise InputError(f"cannot read {kind} file {shown}{how}: {_first(error)}; check the file") from None
+
+
+def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str,
+                     shown: str | None = None) -> _Trec:
+    """TREC text as trec_eval reads it, line by line (Arrow's vectorised string kernels split the
+    lines and fields), or an InputError naming the file, the line and what is wrong with it."""
+    files = [path] if os.path.exists(path) else sorted(glob.glob(path, recursive=True))
+    _fields, value, kept = _LAYOUTS[fmt]
+    run = fmt == "trec_run"
+    staging, mapping = fresh_name("trec_lines"), fresh_name("trec_hex")
+    con.execute(f"CREATE TEMP TABLE {staging} (duckrank_file INTEGER, duckrank_line BIGINT, query_id VARCHAR, "
+                f"doc_id VARCHAR, duckrank_text VARCHAR{', run_id VARCHAR' if run else ''})").fetchall()
+    try:
+        for index, file in enumerate(files):
+            name = shown if shown is not None and len(files) == 1 else repr(file)
+            line, after_comment = 1, False
+            for number, chunk in enumerate(_chunks(file, _compression(file), kind, name)):
+                if number == 0 and chunk.startswith(_BOM):
+                    raise InputError(
+                        f"{kind} file {name} starts with a UTF-8 byte-order mark, which trec_eval reads as part "
+                        f"of the first query id ('\\ufeff' + the id); remove it (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//')")
+                rows, count, after_comment = _parse_chunk(chunk, fmt, kind, name, line, after_comment)
+                line += count
+                if rows.num_rows:
+                    view = fresh_name("trec_chunk")
+                    con.register(view, rows)
+                    try:
+                        con.execute(f"INSERT INTO {staging} SELECT {index}, * FROM {view}").fetchall()
+                    finally:
+                        con.unregister(view)
+        number = _number_sql(fmt, "s.duckrank_text")
+        join = ""
+        if run:  # hex floats, which strtod reads and DuckDB does not: few, converted here
+            hexes = con.execute(f"SELECT DISTINCT duckrank_text FROM {staging} "
+                                f"WHERE regexp_full_match(duckrank_text, '{_HEX}')").fetchall()
+            if hexes:
+                con.execute(f"CREATE TEMP TABLE {mapping} (duckrank_text VARCHAR, value DOUBLE)").fetchall()
+                con.executemany(f"INSERT INTO {mapping} VALUES (?, ?)", [(t, _from_hex(t)) for (t,) in hexes])
+                join = f" LEFT JOIN {mapping} h ON h.duckrank_text = s.duckrank_text"
+                number = f"coalesce({number}, h.value)"
+        bad = con.execute(f"SELECT s.duckrank_file, s.duckrank_line, s.duckrank_text FROM {staging} s{join} "
+                          f"WHERE {number} IS NULL ORDER BY 1, 2 LIMIT 1").fetchall()
+        if bad:
+            index, line, text = bad[0]
+            name = shown if shown is not None and len(files) == 1 else repr(files[index])
+            raise InputError(_value_problem(fmt, kind, name, line, text))
+        table = fresh_name("trec")
+        con.execute(f"CREATE TEMP TABLE {table} AS SELECT s.query_id, s.doc_id, {number} AS {quote_identifier(value)}"
+                    f"{', s.run_id' if run else ''} FROM {staging} s{join} "
+                    f"ORDER BY s.duckrank_file, s.duckrank_line").fetchall()
+        tag = None
+        if run:
+            found = con.execute(f"SELECT run_id FROM {staging} ORDER BY duckrank_file DESC, duckrank_line DESC "
+                                f"LIMIT 1").fetchall()
+            tag = found[0][0] if found else None
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {staging}; DROP TABLE IF EXISTS {mapping}").fetchall()
+    return _Trec(con.sql(f"SELECT {', '.join(quote_identifier(n) for n in kept)} FROM {table}"), tag)
+
+
+def _parse_chunk(chunk: bytes, fmt: str, kind: str, shown: str, first_line: int,
+                 after_comment: bool) -> tuple[Any, int, bool]:
+    """One piece of a TREC file as an Arrow table (duckrank_line, query_id, doc_id, duckrank_text
+    [, run_id]) of its judgment or result lines; the number of lines it holds; whether its last
+    line is a (qrels) comment."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def line_at(offset: int) -> int:
+        return first_line + chunk.count(b"\n", 0, offset)
+
+    nul = chunk.find(b"\0")
+    if nul >= 0:
+        raise InputError(f"{kind} file {shown}, line {line_at(nul)}: the line holds a NUL byte, where trec_eval "
+                         f"stops reading the file (silently dropping the rest); remove it")
+    offsets = pa.array([0, len(chunk)], pa.int64()).buffers()[1]
+    text = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(chunk)])  # no copy
+    try:
+        text.validate(full=True)
+    except pa.ArrowInvalid:
+        try:
+            chunk.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise InputError(
+                f"{kind} file {shown}, line {line_at(error.start)} is not UTF-8 text (byte 0x{chunk[error.start]:02x}); "
+                f"duckrank reads ids as UTF-8: convert the file, e.g. iconv -f latin1 -t utf-8") from None
+        raise
+    lines = pc.split_pattern(text, "\n").flatten()
+    count = len(lines) - 1 if chunk.endswith(b"\n") else len(lines)  # a final '\n' ends a line, not starts one
+    trimmed = pc.ascii_trim_whitespace(lines)  # Arrow's ASCII whitespace is C's isspace()
+    blank = pc.equal(trimmed, "")
+    if fmt == "trec_run":
+        comment = pc.starts_with(trimmed, "#")
+    else:
+        comment = pc.starts_with(lines, "#")
+        # trec_eval's qrels reader skips one comment line, then reads the next as a judgment whatever it holds
+        twice = pc.indices_nonzero(pc.and_(comment.slice(1), comment.slice(0, len(comment) - 1)))
+        if after_comment and count and comment[0].as_py():
+            _comment_problem(kind, shown, first_line)
+        if len(twice):
+            _comment_problem(kind, shown, first_line + twice[0].as_py() + 1)
+        after_comment = bool(count) and comment[count - 1].as_py()
+    where = pc.indices_nonzero(pc.invert(pc.or_(blank, comment)))
+    fields = pc.ascii_split_whitespace(pc.take(trimmed, where))
+    counts = pc.list_value_length(fields)
+    wrong = pc.indices_nonzero(pc.less(counts, 6) if fmt == "trec_run" else pc.not_equal(counts, 4))
+    if len(wrong):
+        at = wrong[0].as_py()
+        row = where[at].as_py()
+        shown_line = lines[row].as_py().removesuffix("\r")
+        raise InputError(f"{kind} file {shown}, line {first_line + row}: {shown_line!r} has {counts[at].as_py()} "
+                         f"fields, but a TREC {fmt.removeprefix('trec_')} line has {_SHAPES[fmt]} "
+                         f"(trec_eval stops at it: 'Malformed line'); fix the line, or name the format with "
+                         f"--{kind}-format")
+    columns = {"duckrank_line": pc.add(pc.cast(where, pa.int64()), first_line),
+               "query_id": pc.list_element(fields, 0), "doc_id": pc.list_element(fields, 2),
+               "duckrank_text": pc.list_element(fields, 4 if fmt == "trec_run" else 3)}
+    if fmt == "trec_run":
+        columns["run_id"] = pc.list_element(fields, 5)
+    return pa.table(columns), count, after_comment
+
+
+def _comment_problem(kind: str, shown: str, line: int) -> None:
+    raise InputError(f"{kind} file {shown}, line {line}: a '#' line right after another: trec_eval skips one "
+                     f"comment line, then reads the next line as a judgment (or stops at it: 'Malformed line'); "
+                     f"join the comments into one line, or remove them")
+
+
+# For messages: what C reads from a field it does not read in full.
+_ATOF_PREFIX = re.compile(r"[+-]?(0[xX]([0-9a-fA-F]+[.]?[0-9a-fA-F]*|[.][0-9a-fA-F]+)([pP][+-]?[0-9]+)?"
+                          r"|[iI][nN][fF]([iI][nN][iI][tT][yY])?|[nN][aA][nN]([(][0-9A-Za-z_]*[)])?"
+                          r"|([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?)")
+
+
+def _from_hex(text: str) -> float:
+    try:
+        return float.fromhex(text)
+    except OverflowError:  # strtod's HUGE_VAL
+        return float("-inf") if text.startswith("-") else float("inf")
+
+
+def _c_atof(text: str) -> float:
+    found = _ATOF_PREFIX.match(text.lstrip(_C_SPACE))
+    if not found:
+        return 0.0
+    number = found.group(0)
+    return _from_hex(number) if "x" in number.lower() and "n" not in number.lower() else float(number)
+
+
+def _c_atol(text: str) -> int:
+    found = re.match(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", text)
+    return max(-(2 ** 63), min(2 ** 63 - 1, int(found.group(1)))) if found else 0
+
+
+def _shown_number(value: float) -> str:
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    return str(int(value)) if value == int(value) and abs(value) < 1e16 else repr(value)
+
+
+def _value_problem(fmt: str, kind: str, shown: str, line: int, text: str) -> str:
+    where = f"{kind} file {shown}, line {line}"
+    if fmt == "trec_run":
+        return (f"{where}: the score {text!r} is not a number as trec_eval reads it: C's atof would silently take "
+                f"{_shown_number(_c_atof(text))}; write the score as a number such as 12.5 or 1.25e1")
+    if re.fullmatch(_GRADE, text):
+        return (f"{where}: the relevance {text!r} is too large (C's atol would silently take "
+                f"{_c_atol(text)}); write the grade as a small integer")
+    return (f"{where}: the relevance {text!r} is not an integer as trec_eval reads it: C's atol would silently "
+            f"take {_c_atol(text)}; write the grade as an integer such as 0, 1 or 2")
+
+
+# ---------------------------------------------------------------------------------------------
+# any input
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A relation over an input, and what its reader learnt: a TREC run's tag, whether it came from stdin."""
+
+    relation: duckdb.DuckDBPyRelation
+    label: str = ""
+    name: str | None = None
+    trec: bool = False
+    stdin: bool = False
+
+
+def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str | None) -> _Read:
     """A DuckDB relation over `source`, and its label for messages."""
     if isinstance(source, (str, os.PathLike)):
         text = str(source)
-        if not _exists(text) and not isinstance(source, Path) and _is_table(con, text):
-            return con.sql(f"SELECT * FROM {quote_identifier(text)}"), f"{kind} table {text!r}"
-        label = f"{kind} {text!r}"
-        if not _exists(text):
-            raise InputError(f"{kind} file {text!r} not found (looked from {os.getcwd()}); check the path")
-        if os.path.isfile(text) and os.path.getsize(text) == 0:
-            raise InputError(f"{kind} file {text!r} is empty: there is nothing to evaluate")
+        stdin = text == "-" and not isinstance(source, Path)  # Path('-') is a file named '-'
+        if not stdin and not _exists(text) and not isinstance(source, Path) and _is_table(con, text):
+            return _Read(con.sql(f"SELECT * FROM {quote_identifier(text)}"), f"{kind} table {text!r}")
+        label, shown = (f"{kind} '-'", "'-' (standard input)") if stdin else (f"{kind} {text!r}", repr(text))
         if fmt is not None and fmt not in FORMATS:
             raise OptionError(f"--{kind}-format must be one of {', '.join(FORMATS)}; got {fmt!r}")
-        chosen = fmt or detect_format(text, kind)
+        if stdin:
+            text = _stdin_path(kind)
+        elif not _exists(text):
+            raise InputError(f"{kind} file {text!r} not found (looked from {os.getcwd()}); check the path, "
+                             f"or give '-' to read standard input")
+        if os.path.isfile(text) and os.path.getsize(text) == 0:
+            raise InputError(f"{kind} file {shown} is empty: there is nothing to evaluate")
+        chosen = fmt or detect_format(text, kind, shown=shown)
         try:
-            relation = _read_file(con, text, chosen, kind)
-            relation.columns  # noqa: B018 - binding reads the file's schema, surfacing corrupt files here
+            read = _read_file(con, text, chosen, kind, shown)
+            read.relation.columns  # noqa: B018 - binding reads the file's schema, surfacing corrupt files here
         except duckdb.Error as error:
-            raise InputError(f"cannot read {kind} file {text!r} as {chosen}: {_first(error)}; "
+            raise InputError(f"cannot read {kind} file {shown} as {chosen}: {_first(error)}; "
                              f"check the file, or name its format with --{kind}-format") from None
-        return relation, label
+        return dataclasses.replace(read, label=label, stdin=stdin)
     name = fresh_name("input")
     if isinstance(source, duckdb.DuckDBPyRelation):
         source = source.arrow()
@@ -235,7 +631,7 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
     except Exception as error:  # noqa: BLE001 - any unsupported object gets the same advice
         raise InputError(f"cannot use a {type(source).__name__} as the {kind}: pass a file path, a table name, "
                          f"a pyarrow Table, a pandas or polars DataFrame, or a DuckDB relation ({error})") from None
-    return con.sql(f"SELECT * FROM {quote_identifier(name)}"), f"{kind} ({type(source).__name__})"
+    return _Read(con.sql(f"SELECT * FROM {quote_identifier(name)}"), f"{kind} ({type(source).__name__})")
 
 
 def _is_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
@@ -253,7 +649,8 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                extra: list[str] | None = None) -> Source:
     """Create a view over `source` with the standard columns of `kind` (run, qrels or log), plus
     the `extra` columns (segments) as they are."""
-    relation, label = _relation(con, source, kind, fmt)
+    read = _relation(con, source, kind, fmt)
+    relation, label = read.relation, read.label
     available = dict(zip(relation.columns, (str(t) for t in relation.types)))
     mapping = {std: (columns or {}).get(std) or std for std in STANDARD_COLUMNS[kind]}
     missing = [f"{std!r}" + (f" (from {given!r})" if given != std else "")
@@ -286,13 +683,18 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
         if name in mapping.values() or name in STANDARD_COLUMNS["log"]:
             raise OptionError(f"cannot segment by {name!r}: it is one of the ranking's own columns")
         selected.append(quote_identifier(name))
-    has_run_id = kind == "run" and "run_id" in available and "run_id" not in mapping.values()
-    if has_run_id:
+    keep_run_id = kind == "run" and "run_id" in available and "run_id" not in mapping.values()
+    if keep_run_id and "run_id" not in (extra or []):
         selected.append(f"CAST({quote_identifier('run_id')} AS VARCHAR) AS run_id")
     view = fresh_name(kind)
     relation.project(", ".join(selected)).create_view(view)
     types = {std: available[given] for std, given in mapping.items()}
-    return Source(view, label, types, has_run_id)
+    if read.stdin:
+        _STDIN["kinds"].add(kind)
+    # A TREC text file is one run, as trec_eval reads it: its tags are kept (duckrank convert writes
+    # them back) but do not split it; its name is its last line's tag.
+    return Source(view, label, types, keep_run_id and not read.trec, read.name if kind == "run" else None,
+                  read.stdin)
 
 
 def write_table(con: duckdb.DuckDBPyConnection, view: str, path: str, fmt: str) -> None:
