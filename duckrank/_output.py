@@ -70,7 +70,7 @@ def trec_line(measure: str, query_id: str, value: Any, integer: bool = False) ->
     elif integer:
         shown = str(int(round(value)))
     elif value is None or (isinstance(value, float) and math.isnan(value)):
-        shown = "nan"  # trec_eval's printf("%.4f") of a NaN
+        shown = "  -nan"  # trec_eval's printf("%6.4f") of its NaNs (0/0 sets the sign bit)
     else:
         shown = f"{value:.4f}"
     return f"{measure:<22}\t{query_id}\t{shown}\n"

@@ -18,7 +18,7 @@ from typing import Any
 
 from duckrank._sql import literal
 from duckrank.errors import MeasureError
-from duckrank.registry import ALL_TREC, METRICS, OPTIONS, RANKED_OPTIONS, Metric, Spelling
+from duckrank.registry import ALL_TREC, METRICS, OFFICIAL, OPTIONS, RANKED_OPTIONS, TREC_ORDER, Metric, Spelling
 
 # Spellings -> (metric, spelling). trec_eval's names are matched exactly (in another case only
 # when no other family has the name, or with a trec_eval parameter: p.5); the others in any case.
@@ -234,6 +234,64 @@ def expand_measures(arguments: list[str]) -> list[str]:
         else:
             expanded.append(argument)
     return expanded
+
+
+def _trec_family(name: str, has_parameter: bool) -> str | None:
+    """The trec_eval measure a name on trec_eval's command line means, as _parse_trec reads it."""
+    if name in TREC_NAMES:
+        return name
+    if has_parameter or name.lower() not in NAMES:
+        return _TREC_LOWER.get(name.lower())
+    return None
+
+
+def _trec_values(text: str) -> tuple[str | None, list[str | None]]:
+    """(trec_eval measure, its parameters) of one -m argument; (None, []) for another family."""
+    name, dot, params = text.partition(".")
+    family = _trec_family(name, bool(dot))
+    if family is None:
+        return None, []
+    spelling = TREC_NAMES[family][1]
+    if not dot:
+        return family, list(spelling.family) or [None]
+    parts = [part.strip() for part in params.split(",")]
+    if len(parts) > 1 and all(re.fullmatch(r"\d*\.?\d+", part) for part in parts):
+        return family, parts
+    return family, [params]
+
+
+def trec_eval_measures(arguments: list[str], trec_order: bool = False) -> list[str]:
+    """`duckrank eval -m ...` as trec_eval 10 reads its -m: official and all_trec name its measure
+    sets, a bare family name (P, ndcg_cut, iprec_at_recall, ...) its default parameters, a comma
+    list several. With trec_order (--format trec) the measures come as trec_eval prints them: in
+    its order, parameters ascending, then other spellings (nDCG@10) as given; otherwise as given.
+    Where trec_eval ignores a second -m of a measure (-m P.5 -m P.10 prints only P_5), duckrank
+    prints both: a dropped measure is never wanted."""
+    families: dict[str, list[str | None]] = {}
+    spelled: list[str] = []
+    for argument in arguments:
+        text = argument.strip()
+        for item in {"all_trec": ALL_TREC, "official": expand_measures(OFFICIAL)}.get(text.lower(), [text]):
+            family, values = _trec_values(item)
+            if family is None:
+                spelled.append(item)
+                continue
+            known = families.setdefault(family, [])
+            for value in values:
+                if value not in known:
+                    known.append(value)
+                    spelled.append(family if value is None else f"{family}.{value}")
+    if not trec_order:
+        return list(dict.fromkeys(spelled))
+    order = {name: position for position, name in enumerate(TREC_ORDER)}
+    ordered = []
+    for family in sorted(families, key=lambda name: order.get(name, len(order))):
+        values = families[family]
+        if all(v is not None and re.fullmatch(r"\d*\.?\d+", v) for v in values):
+            values = sorted(values, key=float)
+        ordered.extend(family if value is None else f"{family}.{value}" for value in values)
+    trec_spelled = set(ordered)
+    return list(dict.fromkeys([*ordered, *(s for s in spelled if s not in trec_spelled)]))
 
 
 def parse_measures(spellings: list[str] | str) -> list[Measure]:

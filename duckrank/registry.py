@@ -111,6 +111,18 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
           choices=("impressions", "positives")),
     Param("threshold", "number", 0.5, "predicted positive when score >= threshold",
           valid="isfinite(threshold)", must="be a finite number"),
+    # trec_eval's utility.p1,p2,p3,p4 (m_utility.c) and its -N
+    Param("retrieved_relevant", "number", 1.0, "utility's worth of a relevant retrieved doc (trec_eval utility p1)",
+          valid="isfinite(retrieved_relevant)", must="be a finite number"),
+    Param("retrieved_nonrelevant", "number", -1.0, "utility's worth of a non-relevant (or unjudged) retrieved doc "
+          "(trec_eval utility p2)", valid="isfinite(retrieved_nonrelevant)", must="be a finite number"),
+    Param("missed_relevant", "number", 0.0, "utility's worth of a relevant doc not retrieved (trec_eval utility p3)",
+          valid="isfinite(missed_relevant)", must="be a finite number"),
+    Param("missed_nonrelevant", "number", 0.0, "utility's worth of a non-relevant doc not retrieved (trec_eval "
+          "utility p4; needs collection_size)", valid="isfinite(missed_nonrelevant)", must="be a finite number"),
+    Param("collection_size", "integer", 0, "documents in the collection, for utility's missed non-relevant docs "
+          "(trec_eval -N)", valid="collection_size >= 0 AND collection_size = floor(collection_size)",
+          must="be a whole number >= 0"),
 ]}
 
 
@@ -134,9 +146,9 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
                      "expected value over the tie's orders), pessimistic or optimistic",
                      choices=("trec", "input", "average", "pessimistic", "optimistic"), relation=True),
                ("--ties",), "RULE"),
-    Convention(Param("max_rank", "integer", None, "score only the top N of each query (trec_eval -M)",
-                     valid=_positive_integer_or_null("max_rank"),
-                     must="be a positive integer (or NULL for no cap)", relation=True), ("-M",), "N"),
+    Convention(Param("max_rank", "integer", None, "score only the top N of each query (trec_eval -M; 0 scores "
+                     "nothing retrieved)", valid="max_rank IS NULL OR (max_rank >= 0 AND max_rank = floor(max_rank))",
+                     must="be a whole number >= 0 (or NULL for no cap)", relation=True), ("-M",), "N"),
     Convention(Param("complete", "boolean", False, "qrels queries missing from the run score 0 (trec_eval -c)",
                      valid="complete IS NOT NULL", must="be true or false", relation=True), ("-c",)),
     Convention(Param("empty", "text", "zero", "a query with no relevant docs: keeps its value (zero), is "
@@ -162,15 +174,24 @@ JUDGED_ONLY = Param("judged_only", "boolean", True, "keep only the docs a judged
 @dataclass(frozen=True)
 class Spelling:
     """A name a measure answers to, with the options it fixes (ranx's ndcg_burges is nDCG with exp
-    gains) and, for trec_eval names, the option its .N parameter sets (P.5 sets k)."""
+    gains) and, for trec_eval names, the option its .N parameter sets (P.5 sets k) and the values
+    trec_eval prints for the bare name on its command line (-m P is P.5,10,...,1000)."""
 
     name: str
     fixed: tuple[tuple[str, Any], ...] = ()
     parameter: str | None = None
+    family: tuple[str, ...] = ()
 
 
-def spell(name: str, parameter: str | None = None, **fixed: Any) -> Spelling:
-    return Spelling(name, tuple(fixed.items()), parameter)
+def spell(name: str, parameter: str | None = None, family: tuple[str, ...] = (), **fixed: Any) -> Spelling:
+    return Spelling(name, tuple(fixed.items()), parameter, family)
+
+
+# trec_eval 10's default parameters of its measure families (m_P.c, m_success.c, m_iprec_at_recall.c,
+# m_Rprec_mult.c, ...): what `-m P` or `-m all_trec` prints.
+CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
+RECALL_LEVELS = tuple(f"{level / 10:.2f}" for level in range(11))
+RPREC_MULTS = tuple(f"{m / 10:.2f}" for m in range(2, 21, 2))
 
 
 @dataclass(frozen=True)
@@ -231,27 +252,27 @@ _RATING = "sql/41_rating_metrics.sql"
 
 METRICS: dict[str, Metric] = {m.name: m for m in [
     M("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
-      ("k",), trec_eval=(spell("P", "k"), spell("set_P")), ir_measures=(spell("P"),), ranx=(spell("precision"),),
+      ("k",), trec_eval=(spell("P", "k", CUTOFFS), spell("set_P")), ir_measures=(spell("P"),), ranx=(spell("precision"),),
       oracle="pytrec_eval", source=_SET),
     M("recall", "duckrank.recall_of(q, {k}, {cap})", "R@k = relevant docs in the top k / R (cap: / min(R, k))",
-      ("k", "cap"), trec_eval=(spell("recall", "k"), spell("relative_P", "k", cap=True), spell("set_recall"),
+      ("k", "cap"), trec_eval=(spell("recall", "k", CUTOFFS), spell("relative_P", "k", CUTOFFS, cap=True), spell("set_recall"),
                  spell("set_relative_P", cap=True)),
       ir_measures=(spell("R"),), ranx=(spell("recall"),), oracle="pytrec_eval", source=_SET),
     M("f_measure", "duckrank.f_measure_of(q, {k}, {beta})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
       ("k", "beta"), trec_eval=(spell("set_F"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
       oracle="pytrec_eval", source=_SET),
     M("hit_rate", "duckrank.hit_rate_of(q, {k})", "hit@k = 1 if a relevant doc is in the top k, else 0",
-      ("k",), trec_eval=(spell("success", "k"),), ir_measures=(spell("Success"),), ranx=(spell("hit_rate"),),
+      ("k",), trec_eval=(spell("success", "k", ("1", "5", "10")),), ir_measures=(spell("Success"),), ranx=(spell("hit_rate"),),
       aliases=(spell("hit"), spell("hits_at")), oracle="pytrec_eval", source=_SET),
     M("reciprocal_rank", "duckrank.reciprocal_rank_of(q, {k})", "RR@k = 1 / rank of the first relevant doc in the "
       "top k, else 0 (mean: MRR)", ("k",), trec_eval=(spell("recip_rank"),), ir_measures=(spell("RR"),),
       ranx=(spell("mrr"),), aliases=(spell("reciprocal_rank"),), oracle="pytrec_eval", source=_RANK),
     M("average_precision", "duckrank.average_precision_of(q, {k}, {denominator})",
       "AP@k = sum of P@i over the relevant ranks i <= k, / R (or min(R, k), or the hits) (mean: MAP)",
-      ("k", "denominator"), trec_eval=(spell("map"), spell("map_cut", "k")), ir_measures=(spell("AP"),),
+      ("k", "denominator"), trec_eval=(spell("map"), spell("map_cut", "k", CUTOFFS)), ir_measures=(spell("AP"),),
       ranx=(spell("map"),), aliases=(spell("average_precision"),), oracle="pytrec_eval", source=_RANK),
     M("r_precision", "duckrank.r_precision_of(q, {mult})", "R-precision = P@R (mult: P@floor(mult R + 0.9))",
-      ("mult",), trec_eval=(spell("Rprec"), spell("Rprec_mult", "mult")), ir_measures=(spell("Rprec"),),
+      ("mult",), trec_eval=(spell("Rprec"), spell("Rprec_mult", "mult", RPREC_MULTS)), ir_measures=(spell("Rprec"),),
       ranx=(spell("r-precision"),), aliases=(spell("r-prec"), spell("r_precision")), oracle="pytrec_eval",
       source=_SET),
     M("bpref", "duckrank.bpref_of(q)", "bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R)",
@@ -259,7 +280,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       source=_RANK),
     M("interpolated_precision", "duckrank.interpolated_precision_of(q, {recall})",
       "iP@r = the best precision where recall reaches r (round(r R) relevant docs)", ("recall",),
-      trec_eval=(spell("iprec_at_recall", "recall"),), ir_measures=(spell("IPrec"),),
+      trec_eval=(spell("iprec_at_recall", "recall", RECALL_LEVELS),), ir_measures=(spell("IPrec"),),
       aliases=(spell("interpolated_precision"),), oracle="pytrec_eval", source=_RANK),
     M("eleven_point_average", "duckrank.eleven_point_average_of(q)",
       "mean interpolated precision at recall 0, 0.1, ..., 1", trec_eval=(spell("11pt_avg"),),
@@ -271,7 +292,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("idcg", "duckrank.idcg_of(q, {k}, {ideal})", "IDCG@k = DCG@k of the ideal ordering",
       ("k", "gain", "gain_map", "ideal"), aliases=(spell("idcg"),), oracle="formula", source=_GAIN),
     M("ndcg", "duckrank.ndcg_of(q, {k}, {ideal})", "nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0",
-      ("k", "gain", "gain_map", "ideal"), trec_eval=(spell("ndcg", "gain_map"), spell("ndcg_cut", "k")),
+      ("k", "gain", "gain_map", "ideal"), trec_eval=(spell("ndcg", "gain_map"), spell("ndcg_cut", "k", CUTOFFS)),
       ir_measures=(spell("nDCG"),), ranx=(spell("ndcg"), spell("ndcg_burges", gain="exp")), oracle="pytrec_eval",
       source=_GAIN),
     M("err", "duckrank.err_of(q, {k})", "ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), "
@@ -313,6 +334,35 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("gm_bpref", "duckrank.bpref_of(q)", "geometric mean over queries of bpref (floored at 1e-5)",
       summary="gmean", per_query=False, trec_eval=(spell("gm_bpref"),), oracle="pytrec_eval", table_macro=False,
       source=_RANK),
+    # trec_eval 10's other all_trec measures, compared with the binary itself (tests/oracles.py)
+    M("set_average_precision", "duckrank.set_average_precision_of(q)", "set_map = num_rel_ret^2 / (num_ret R): "
+      "set precision times set recall", trec_eval=(spell("set_map"),), aliases=(spell("set_average_precision"),),
+      oracle="trec_eval", source=_SET),
+    M("unjudged_fraction", "duckrank.unjudged_fraction_of(q, {k})", "unj@k = unjudged docs (not in the qrels, or "
+      "a negative grade) in the top k / k (k NULL: / retrieved)", ("k",),
+      trec_eval=(spell("unj", "k", ("5", "10", "20")),), aliases=(spell("unjudged_fraction"),), oracle="trec_eval",
+      source=_SET),
+    M("utility", "duckrank.utility_of(q, {retrieved_relevant}, {retrieved_nonrelevant}, {missed_relevant}, "
+      "{missed_nonrelevant}, {collection_size})", "utility = p1 relevant retrieved + p2 non-relevant retrieved + "
+      "p3 relevant missed + p4 non-relevant missed (1, -1, 0, 0)",
+      ("retrieved_relevant", "retrieved_nonrelevant", "missed_relevant", "missed_nonrelevant", "collection_size"),
+      trec_eval=(spell("utility"),), aliases=(spell("utility"),), oracle="trec_eval", source=_SET),
+    M("binary_normalized_gain", "duckrank.binary_normalized_gain_of(q)", "binG = (1/R) sum over relevant "
+      "retrieved docs of 1 / log2(2 + the non-relevant docs above)", trec_eval=(spell("binG"),),
+      aliases=(spell("binary_normalized_gain"),), oracle="trec_eval", source=_RANK),
+    M("inferred_average_precision", "duckrank.inferred_average_precision_of(q)", "infAP: AP estimated from a "
+      "sampled pool (negative grade: pooled, not sampled; not in the qrels: unpooled)",
+      trec_eval=(spell("infAP"),), aliases=(spell("inferred_average_precision"), spell("infAP")),
+      oracle="trec_eval", source=_RANK),
+    M("normalized_gain", "duckrank.normalized_gain_of(q)", "G = sum of g(i) / log2(2 + ideal cost(i) - gain so "
+      "far(i)), / the ideal's total gain", ("gain", "gain_map"), trec_eval=(spell("G", "gain_map"),),
+      aliases=(spell("normalized_gain"),), oracle="trec_eval", source=_GAIN),
+    M("ndcg_rel", "duckrank.ndcg_rel_of(q)", "nDCG averaged over the positive-gain judged docs, at each one's "
+      "rank (full depth if not retrieved)", ("gain", "gain_map"), trec_eval=(spell("ndcg_rel", "gain_map"),),
+      aliases=(spell("ndcg_rel"),), oracle="trec_eval", source=_GAIN),
+    M("r_ndcg", "duckrank.r_ndcg_of(q)", "Rndcg = nDCG averaged at the ranks where the ideal gain changes "
+      "(and at full depth)", ("gain", "gain_map"), trec_eval=(spell("Rndcg", "gain_map"),),
+      aliases=(spell("r_ndcg"),), oracle="trec_eval", source=_GAIN),
 ]}
 
 # Table macros over several measures at once: trec_eval's counters side by side.
@@ -330,21 +380,23 @@ LOG_MACROS: dict[str, tuple[str, str, tuple[str, ...]]] = {
                        ("threshold",)),
 }
 
-_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-# `-m all_trec`: every trec_eval measure duckrank supports, in trec_eval's own order.
+# `-m all_trec`: every trec_eval measure duckrank supports, in trec_eval's own order (measures.c's
+# te_trec_measures, restricted to its trec_names); all but relstring, a per-query string of the top
+# ten docs' grades. (dcg and ideal_dcg are trec_eval measures, but not all_trec's.)
 ALL_TREC: list[str] = [
     "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-    *[f"iprec_at_recall.{level / 10:.2f}" for level in range(11)],
-    *[f"P.{k}" for k in _CUTOFFS],
-    *[f"recall.{k}" for k in _CUTOFFS],
-    "gm_bpref",
-    *[f"Rprec_mult.{m / 10:.2f}" for m in range(2, 21, 2)],
-    "11pt_avg", "ndcg",
-    *[f"ndcg_cut.{k}" for k in _CUTOFFS],
-    *[f"map_cut.{k}" for k in _CUTOFFS],
-    *[f"relative_P.{k}" for k in _CUTOFFS],
-    *[f"success.{k}" for k in (1, 5, 10)],
-    "set_P", "set_recall", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid",
+    *[f"iprec_at_recall.{level}" for level in RECALL_LEVELS],
+    *[f"P.{k}" for k in CUTOFFS],
+    *[f"recall.{k}" for k in CUTOFFS],
+    "infAP", "gm_bpref",
+    *[f"Rprec_mult.{m}" for m in RPREC_MULTS],
+    "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg",
+    *[f"ndcg_cut.{k}" for k in CUTOFFS],
+    *[f"map_cut.{k}" for k in CUTOFFS],
+    *[f"relative_P.{k}" for k in CUTOFFS],
+    *[f"success.{k}" for k in ("1", "5", "10")],
+    "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid",
+    *[f"unj.{k}" for k in ("5", "10", "20")],
 ]
 
 # trec_eval's default measure set ("official"), which `duckrank eval` prints without -m.
@@ -353,3 +405,13 @@ OFFICIAL: list[str] = [
     "iprec_at_recall.0.00,0.10,0.20,0.30,0.40,0.50,0.60,0.70,0.80,0.90,1.00",
     "P.5,10,15,20,30,100,200,500,1000",
 ]
+
+# The order trec_eval 10 prints its measures in, whatever order -m names them (its te_trec_measures
+# table, measures.c); a family's parameters print in ascending order.
+TREC_ORDER: tuple[str, ...] = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+    "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
+    "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "num_nonjudged_ret",
+    "rbp", "rbp_resid", "unj",
+)

@@ -41,6 +41,8 @@
 --   num_rel     R, relevant docs of the query in the qrels
 --   num_nonrel  judged non-relevant docs of the query in the qrels (bpref's N)
 --   top_grade   the query's highest grade in the qrels, at least 0 (graded RBP's scale)
+--   zero_filled a query the run has not (complete := true) that trec_eval -c fills with zeros
+--               instead of scoring it; under -J (unjudged := 'skip') it scores an empty ranking
 --   all_docs    whether docs holds every retrieved doc (judged_only := false)
 --   tie_rule    the ties option, so metrics that are not linear in the ranking can refuse 'average'
 
@@ -337,7 +339,9 @@ guard AS (
     SELECT duckrank.raise_problems(string_agg(problem, chr(10))) AS fired FROM problems
 )
 SELECT s.query_id, coalesce(r.docs, []) AS docs, s.ideal, coalesce(r.num_ret, 0) AS num_ret,
-       s.num_rel, s.num_nonrel, s.top_grade, NOT judged_only AS all_docs, ties AS tie_rule
+       s.num_rel, s.num_nonrel, s.top_grade, r.query_id IS NULL AND unjudged <> 'skip' AS zero_filled,
+       NOT judged_only AS all_docs,
+       ties AS tie_rule
 FROM query_stats s
 LEFT JOIN ranked_docs r ON r.query_id = s.query_id
 WHERE (complete OR r.query_id IS NOT NULL) AND (SELECT count(fired) FROM guard) = 0;

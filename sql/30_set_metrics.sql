@@ -65,3 +65,39 @@ COMMENT ON MACRO duckrank.num_rel_ret_of IS 'relevant documents retrieved (trec_
 CREATE OR REPLACE MACRO duckrank.num_nonrel_judged_ret_of(q) AS
     len(list_filter(q.docs, lambda d: d.nonrel > 0));
 COMMENT ON MACRO duckrank.num_nonrel_judged_ret_of IS 'judged non-relevant documents retrieved (trec_eval num_nonrel_judged_ret)';
+
+-- set_map (trec_eval 10, m_set_map.c): num_rel_ret^2 / (num_ret * R), 0 when nothing is retrieved or
+-- R = 0. The unranked AP: every relevant retrieved doc counts the set's precision, every missed
+-- one 0, so it is set precision times set recall. Quadratic in the hits, so not averaged over ties.
+CREATE OR REPLACE MACRO duckrank.set_average_precision_of(q) AS
+    duckrank.needs_strict_ties(
+        duckrank.ratio(duckrank.hits_of(q, NULL) * duckrank.hits_of(q, NULL), q.num_ret * q.num_rel),
+        q.tie_rule, 'set_map');
+COMMENT ON MACRO duckrank.set_average_precision_of IS 'set_map = num_rel_ret^2 / (num_ret * R) = set P * set recall (trec_eval set_map)';
+
+-- unj@k (trec_eval 10, m_unjudged.c, printed unj_5, unj_10, unj_20): the docs in the top k that are
+-- unjudged, not in the qrels or with a negative grade (RELVALUE_NONPOOL, RELVALUE_UNJUDGED), / k.
+-- trec_eval divides by k even when fewer were retrieved ("irrelevant, not unjudged, docs fill in
+-- the rest"); k NULL divides by the number retrieved. The judged docs of the top k are those with
+-- judged_grade >= 0 (an imputed grade is no judgment, as for Judged), so the judged docs suffice.
+CREATE OR REPLACE MACRO duckrank.unjudged_fraction_of(q, k) AS
+    duckrank.needs_strict_ties(
+        duckrank.ratio(least(coalesce(k, q.num_ret), q.num_ret)
+                       - len(list_filter(duckrank.top_docs(q, k), lambda d: d.judged_grade >= 0)),
+                       coalesce(k, q.num_ret)),
+        q.tie_rule, 'unj');
+COMMENT ON MACRO duckrank.unjudged_fraction_of IS 'unj@k = unjudged docs (not in the qrels, or a negative grade) in the top k / k (trec_eval unj)';
+
+-- utility (trec_eval 10, m_utility.c): a weighted sum over the contingency table of one query,
+--   retrieved_relevant * a + retrieved_nonrelevant * b + missed_relevant * c + missed_nonrelevant * d,
+-- a = num_rel_ret, b = num_ret - num_rel_ret (unjudged retrieved docs count as non-relevant),
+-- c = R - num_rel_ret, d = collection_size + num_rel_ret - num_ret - R (trec_eval -N: the
+-- collection's size, 0 unless given, so d is only meaningful with it). trec_eval's default weights
+-- are 1, -1, 0, 0 (utility.1.0,-1.0,0.0,0.0). Linear in the hits, so ties := 'average' is exact.
+CREATE OR REPLACE MACRO duckrank.utility_of(q, retrieved_relevant, retrieved_nonrelevant, missed_relevant,
+                                             missed_nonrelevant, collection_size) AS
+    CAST(retrieved_relevant AS DOUBLE) * duckrank.hits_of(q, NULL)
+    + CAST(retrieved_nonrelevant AS DOUBLE) * (q.num_ret - duckrank.hits_of(q, NULL))
+    + CAST(missed_relevant AS DOUBLE) * (q.num_rel - duckrank.hits_of(q, NULL))
+    + CAST(missed_nonrelevant AS DOUBLE) * (collection_size + duckrank.hits_of(q, NULL) - q.num_ret - q.num_rel);
+COMMENT ON MACRO duckrank.utility_of IS 'utility = p1 a + p2 b + p3 c + p4 d over the retrieved/missed x relevant/non-relevant table (trec_eval utility)';

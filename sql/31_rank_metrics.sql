@@ -45,12 +45,15 @@ COMMENT ON MACRO duckrank.bpref_of IS 'bpref = (1/R) sum_{relevant retrieved r} 
 
 -- Interpolated precision at recall level r: the best precision at or below the rank where the
 -- relevant docs retrieved reach round(r * R) (half away from zero, as trec_eval 10 prints; at
--- least one), 0 if never reached.
+-- least one), 0 if never reached. A query with nothing retrieved has no precision at all: trec_eval
+-- 10 divides 0 by 0 for the levels whose cutoff round(r R) is 0 and prints -nan, and so does
+-- duckrank (NaN), except for the queries trec_eval -c fills with zeros (q.zero_filled).
 CREATE OR REPLACE MACRO duckrank.interpolated_precision_of(q, recall) AS
     duckrank.needs_strict_ties(
-        coalesce(list_max(list_transform(duckrank.relevant_ranks(q, NULL),
-                                         lambda r, j: CASE WHEN j >= greatest(round(CAST(recall AS DOUBLE) * q.num_rel), 1)
-                                                           THEN j / r END)), 0.0),
+        CASE WHEN q.num_ret = 0 AND NOT q.zero_filled AND round(CAST(recall AS DOUBLE) * q.num_rel) = 0 THEN 'NaN'::DOUBLE
+             ELSE coalesce(list_max(list_transform(duckrank.relevant_ranks(q, NULL),
+                                    lambda r, j: CASE WHEN j >= greatest(round(CAST(recall AS DOUBLE) * q.num_rel), 1)
+                                                      THEN j / r END)), 0.0) END,
         q.tie_rule, 'interpolated precision');
 COMMENT ON MACRO duckrank.interpolated_precision_of IS 'iP@r = max precision at ranks where recall >= r (trec_eval iprec_at_recall)';
 
@@ -58,3 +61,36 @@ COMMENT ON MACRO duckrank.interpolated_precision_of IS 'iP@r = max precision at 
 CREATE OR REPLACE MACRO duckrank.eleven_point_average_of(q) AS
     list_sum(list_transform(range(11), lambda level: duckrank.interpolated_precision_of(q, level / 10))) / 11;
 COMMENT ON MACRO duckrank.eleven_point_average_of IS 'mean interpolated precision at recall 0, 0.1, ..., 1 (trec_eval 11pt_avg)';
+
+-- binG (trec_eval 10, m_binG.c, "Binary G"): each relevant retrieved doc counts
+-- 1 / log2(2 + the non-relevant docs above it), summed and divided by R. Those docs are every doc
+-- above it that is not relevant, judged or not: the j-th relevant doc at rank r has r - j of them
+-- (trec_eval's 1 / log2(3 + i - rel_so_far) at 0-based i = r - 1).
+CREATE OR REPLACE MACRO duckrank.binary_normalized_gain_of(q) AS
+    duckrank.needs_strict_ties(
+        duckrank.ratio(coalesce(list_sum(list_transform(duckrank.relevant_ranks(q, NULL),
+                                                        lambda r, j: 1.0 / log2(2 + r - j))), 0.0),
+                       q.num_rel),
+        q.tie_rule, 'binG');
+COMMENT ON MACRO duckrank.binary_normalized_gain_of IS 'binG = (1/R) sum over the j-th relevant retrieved doc at rank r of 1 / log2(2 + r - j) (trec_eval binG)';
+
+-- infAP (trec_eval 10, m_infap.c; Yilmaz & Aslam, CIKM 2006): AP estimated from a sampled pool.
+-- trec_eval splits the retrieved docs into unpooled (not in the qrels: skipped), pooled but
+-- unjudged (a negative grade: not sampled), judged relevant and judged non-relevant. A relevant doc
+-- at rank r adds 1 / r + ((r - 1) / r) * (pooled above / (r - 1)) * ((rel above + e) / (rel above +
+-- nonrel above + 2e)), e = 0.00001 (INFAP_EPSILON), i.e. (1 + pooled above * the judged share of
+-- relevant above) / r; 1 at rank 1. The sum is divided by R. In duckrank's docs a doc is pooled
+-- when it has a grade (judged_grade NULL is "not in the qrels"; an imputed grade counts as judged),
+-- so the judged docs suffice; folded down the ranking with the counts above each doc.
+CREATE OR REPLACE MACRO duckrank.inferred_average_precision_of(q) AS
+    duckrank.needs_strict_ties(
+        duckrank.ratio(
+            list_reduce(list_filter(q.docs, lambda d: d.grade IS NOT NULL),
+                        lambda s, d: {'rel': s.rel + d.rel, 'nonrel': s.nonrel + d.nonrel, 'pooled': s.pooled + 1,
+                                      'sum': s.sum + CASE WHEN d.rel > 0
+                                          THEN (1 + s.pooled * ((s.rel + 0.00001) / (s.rel + s.nonrel + 2 * 0.00001))) / d.rank
+                                          ELSE 0.0 END},
+                        {'rel': 0.0::DOUBLE, 'nonrel': 0.0::DOUBLE, 'pooled': 0.0::DOUBLE, 'sum': 0.0::DOUBLE}).sum,
+            q.num_rel),
+        q.tie_rule, 'infAP');
+COMMENT ON MACRO duckrank.inferred_average_precision_of IS 'infAP = (1/R) sum over relevant retrieved r of (1 + pooled above * (rel above + e) / (judged above + 2e)) / r (trec_eval infAP)';

@@ -70,3 +70,80 @@ CREATE OR REPLACE MACRO duckrank.rbp_residual_of(q, k, p) AS
          ELSE 1 - (1 - CAST(p AS DOUBLE)) * coalesce(list_sum(list_transform(list_filter(duckrank.top_docs(q, k), lambda d: NOT d.unjudged),
                                                              lambda d: power(CAST(p AS DOUBLE), d.rank - 1))), 0.0) END;
 COMMENT ON MACRO duckrank.rbp_residual_of IS 'RBP residual = p^d + (1-p) sum_{unjudged i<=d} p^(i-1) = 1 - (1-p) sum_{judged i<=d} p^(i-1)';
+
+-- The gains as trec_eval's G, ndcg_rel and Rndcg read them (gain_init.c setup_gains): a judged doc's
+-- gain is its grade, or its gain_map entry (duckrank's gain := exp | raw as well); the relevance
+-- level plays no part, so a grade below rel_level still gains. The ideal ranking is duckrank.ranked's
+-- `ideal` blocks: the judged docs of positive gain, best first (trec_eval walks its gain levels down
+-- and stops at the first gain <= 0).
+
+-- G (trec_eval 10, m_G.c, "normalized gain"): the doc at rank i adds gain(i) / log2(2 + cost(i) -
+-- got(i)), got(i) = the gains of ranks 1..i and cost(i) = sum over ranks p <= i of max(ideal gain
+-- at p, 1) (1 beyond the ideal ranking: min_cost); G = that sum / the ideal's total gain, 0 when
+-- it has none. cost(i) from the blocks: i plus (gain - 1) for each ideal rank <= i whose gain is
+-- above 1. Folded down the ranking with got(i); a doc of gain 0 adds nothing, so the judged docs
+-- suffice.
+CREATE OR REPLACE MACRO duckrank.ideal_cost(q, i) AS
+    i + coalesce(list_sum(list_transform(q.ideal, lambda b: greatest(b.gain - 1, 0.0)
+                                                      * least(greatest(i - b.first_rank + 1, 0), b.docs))), 0.0);
+COMMENT ON MACRO duckrank.ideal_cost IS 'trec_eval G''s cost at rank i: sum over ranks p <= i of max(ideal gain at p, 1)';
+
+CREATE OR REPLACE MACRO duckrank.normalized_gain_of(q) AS
+    duckrank.needs_strict_ties(
+        duckrank.ratio(
+            list_reduce(q.docs,
+                        lambda s, d: {'got': s.got + d.gain,
+                                      'sum': s.sum + CASE WHEN d.gain <> 0
+                                          THEN d.gain / log2(2 + duckrank.ideal_cost(q, d.rank) - (s.got + d.gain))
+                                          ELSE 0.0 END},
+                        {'got': 0.0::DOUBLE, 'sum': 0.0::DOUBLE}).sum,
+            coalesce(list_sum(list_transform(q.ideal, lambda b: b.gain * b.docs)), 0.0)),
+        q.tie_rule, 'G');
+COMMENT ON MACRO duckrank.normalized_gain_of IS 'G = sum_i g(i) / log2(2 + cost(i) - sum_{p<=i} g(p)) / total ideal gain (trec_eval G)';
+
+-- ndcg_rel (trec_eval 10, m_ndcg_rel.c): nDCG averaged over the relevant docs, relevant meaning a
+-- positive gain. A retrieved one at rank r counts nDCG@r = DCG@r / IDCG@r; each of the L - n never
+-- retrieved (L = the ideal ranking's length, n = those retrieved) counts DCG / IDCG at full depth.
+-- The sum / L, 0 unless positive. Folded down the ranking with DCG@r.
+CREATE OR REPLACE MACRO duckrank.ndcg_rel_of(q) AS
+    duckrank.needs_strict_ties(
+        list_transform(
+            [list_reduce(q.docs,
+                         lambda acc, doc: {'dcg': acc.dcg + doc.gain / log2(doc.rank + 1),
+                                       'sum': acc.sum + CASE WHEN doc.gain > 0
+                                           THEN (acc.dcg + doc.gain / log2(doc.rank + 1)) / duckrank.idcg_of(q, doc.rank, 'qrels')
+                                           ELSE 0.0 END,
+                                       'hits': acc.hits + CASE WHEN doc.gain > 0 THEN 1 ELSE 0 END},
+                         {'dcg': 0.0::DOUBLE, 'sum': 0.0::DOUBLE, 'hits': 0.0::DOUBLE})],
+            -- f: the fold; L: the ideal ranking's length; t: the sum with the never retrieved docs
+            lambda f: list_transform(
+                [{'L': coalesce(list_sum(list_transform(q.ideal, lambda b: b.docs)), 0), 'f': f}],
+                lambda x: list_transform(
+                    [CASE WHEN x.L > 0 THEN x.f.sum + (x.L - x.f.hits) * x.f.dcg / duckrank.idcg_of(q, NULL, 'qrels') END],
+                    lambda t: CASE WHEN t > 0 THEN t / x.L ELSE 0.0 END)[1])[1])[1],
+        q.tie_rule, 'ndcg_rel');
+COMMENT ON MACRO duckrank.ndcg_rel_of IS 'ndcg_rel = mean over the positive-gain judged docs of nDCG at its rank (at full depth if not retrieved) (trec_eval ndcg_rel)';
+
+-- Rndcg (trec_eval 10, m_Rndcg.c): nDCG averaged at the "R levels", the ranks E where the ideal
+-- ranking's gain changes (the end of each gain level, the last one where it drops to 0), each
+-- counting DCG@min(E, retrieved) / IDCG@E; and, when more than one doc is retrieved beyond the ideal
+-- ranking's length L, DCG / IDCG at full depth once more (the "implied R-level change at
+-- num_retrieved": trec_eval's loop skips it when exactly L + 1 are retrieved). 0 when R = 0 (R at
+-- rel_level: the only use of it); NaN, as trec_eval's 0/0, when R > 0 but no judged doc has a
+-- positive gain (a gain_map that zeroes the relevant grades).
+CREATE OR REPLACE MACRO duckrank.r_ndcg_of(q) AS
+    duckrank.needs_strict_ties(
+        CASE WHEN q.num_rel = 0 THEN 0.0 ELSE list_transform(
+            [list_concat(
+                -- the ends of the gain levels: a block whose next block's gain differs (the lambdas' names must
+                -- not be those inside dcg_of and idcg_of, which the cutoff expression is pasted into)
+                list_filter(list_transform(q.ideal, lambda level, position: CASE WHEN q.ideal[position + 1].gain IS DISTINCT FROM level.gain
+                                                                     THEN duckrank.dcg_of(q, level.first_rank + level.docs - 1)
+                                                                          / duckrank.idcg_of(q, level.first_rank + level.docs - 1, 'qrels')
+                                                                END),
+                            lambda value: value IS NOT NULL),
+                CASE WHEN len(q.ideal) > 0 AND q.num_ret > list_sum(list_transform(q.ideal, lambda b: b.docs)) + 1
+                     THEN [duckrank.dcg_of(q, NULL) / duckrank.idcg_of(q, NULL, 'qrels')] ELSE [] END)],
+            lambda terms: CASE WHEN len(terms) = 0 THEN 'NaN'::DOUBLE ELSE list_sum(terms) / len(terms) END)[1] END,
+        q.tie_rule, 'Rndcg');
+COMMENT ON MACRO duckrank.r_ndcg_of IS 'Rndcg = mean nDCG at the ranks where the ideal gain changes (and at full depth) (trec_eval Rndcg)';

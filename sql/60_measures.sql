@@ -9,8 +9,8 @@ CREATE OR REPLACE MACRO duckrank.convention_problems(rel_level := 1, ties := 'tr
              THEN 'rel_level must be a finite number; got ' || duckrank.show(rel_level) END,
         CASE WHEN NOT coalesce(ties IN ('trec', 'input', 'average', 'pessimistic', 'optimistic'), false)
              THEN 'ties must be one of trec, input, average, pessimistic, optimistic; got ' || duckrank.show(ties) END,
-        CASE WHEN NOT coalesce(max_rank IS NULL OR (max_rank >= 1 AND max_rank = floor(max_rank)), false)
-             THEN 'max_rank must be a positive integer (or NULL for no cap); got ' || duckrank.show(max_rank) END,
+        CASE WHEN NOT coalesce(max_rank IS NULL OR (max_rank >= 0 AND max_rank = floor(max_rank)), false)
+             THEN 'max_rank must be a whole number >= 0 (or NULL for no cap); got ' || duckrank.show(max_rank) END,
         CASE WHEN NOT coalesce(complete IS NOT NULL, false)
              THEN 'complete must be true or false; got ' || duckrank.show(complete) END,
         CASE WHEN NOT coalesce(empty IN ('zero', 'skip', 'nan'), false)
@@ -23,7 +23,8 @@ COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions;
 
 CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, gain := 'linear',
         gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL, p := 0.8,
-        graded := true, weight := 'impressions', threshold := 0.5) AS
+        graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
+        retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0) AS
     nullif(concat_ws(chr(10),
         CASE WHEN NOT coalesce(k IS NULL OR (k >= 1 AND k = floor(k)), false)
              THEN 'k must be a positive integer (or NULL for full depth); got ' || duckrank.show(k) END,
@@ -52,7 +53,17 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
         CASE WHEN NOT coalesce(weight IN ('impressions', 'positives'), false)
              THEN 'weight must be one of impressions, positives; got ' || duckrank.show(weight) END,
         CASE WHEN NOT coalesce(isfinite(threshold), false)
-             THEN 'threshold must be a finite number; got ' || duckrank.show(threshold) END), '');
+             THEN 'threshold must be a finite number; got ' || duckrank.show(threshold) END,
+        CASE WHEN NOT coalesce(isfinite(retrieved_relevant), false)
+             THEN 'retrieved_relevant must be a finite number; got ' || duckrank.show(retrieved_relevant) END,
+        CASE WHEN NOT coalesce(isfinite(retrieved_nonrelevant), false)
+             THEN 'retrieved_nonrelevant must be a finite number; got ' || duckrank.show(retrieved_nonrelevant) END,
+        CASE WHEN NOT coalesce(isfinite(missed_relevant), false)
+             THEN 'missed_relevant must be a finite number; got ' || duckrank.show(missed_relevant) END,
+        CASE WHEN NOT coalesce(isfinite(missed_nonrelevant), false)
+             THEN 'missed_nonrelevant must be a finite number; got ' || duckrank.show(missed_nonrelevant) END,
+        CASE WHEN NOT coalesce(collection_size >= 0 AND collection_size = floor(collection_size), false)
+             THEN 'collection_size must be a whole number >= 0; got ' || duckrank.show(collection_size) END), '');
 COMMENT ON MACRO duckrank.option_problems IS 'check the per-measure options; returns the problems as text, NULL if none';
 
 CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, unjudged := 'nonrelevant',
@@ -372,6 +383,100 @@ per_query AS (
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.num_nonrel_judged_ret IS 'judged non-relevant documents retrieved (per query)';
+
+CREATE OR REPLACE MACRO duckrank.set_average_precision(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.set_average_precision_of(q), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.set_average_precision IS 'set_map = num_rel_ret^2 / (num_ret R): set precision times set recall (per query)';
+
+CREATE OR REPLACE MACRO duckrank.unjudged_fraction(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.unjudged_fraction_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.unjudged_fraction IS 'unj@k = unjudged docs (not in the qrels, or a negative grade) in the top k / k (k NULL: / retrieved) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.utility(qrels, run, retrieved_relevant := 1.0, retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0,
+        collection_size := 0, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(retrieved_relevant := retrieved_relevant, retrieved_nonrelevant := retrieved_nonrelevant, missed_relevant := missed_relevant, missed_nonrelevant := missed_nonrelevant, collection_size := collection_size))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.utility_of(q, retrieved_relevant, retrieved_nonrelevant, missed_relevant, missed_nonrelevant, collection_size), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.utility IS 'utility = p1 relevant retrieved + p2 non-relevant retrieved + p3 relevant missed + p4 non-relevant missed (1, -1, 0, 0) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.binary_normalized_gain(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.binary_normalized_gain_of(q), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.binary_normalized_gain IS 'binG = (1/R) sum over relevant retrieved docs of 1 / log2(2 + the non-relevant docs above) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.inferred_average_precision(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.inferred_average_precision_of(q), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.inferred_average_precision IS 'infAP: AP estimated from a sampled pool (negative grade: pooled, not sampled; not in the qrels: unpooled) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.normalized_gain(qrels, run, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1, ties := 'trec',
+        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(gain := gain, gain_map := gain_map))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.normalized_gain_of(q), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.normalized_gain IS 'G = sum of g(i) / log2(2 + ideal cost(i) - gain so far(i)), / the ideal''s total gain (per query)';
+
+CREATE OR REPLACE MACRO duckrank.ndcg_rel(qrels, run, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1, ties := 'trec',
+        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(gain := gain, gain_map := gain_map))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.ndcg_rel_of(q), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.ndcg_rel IS 'nDCG averaged over the positive-gain judged docs, at each one''s rank (full depth if not retrieved) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.r_ndcg(qrels, run, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1, ties := 'trec',
+        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(gain := gain, gain_map := gain_map))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.r_ndcg_of(q), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.r_ndcg IS 'Rndcg = nDCG averaged at the ranks where the ideal gain changes (and at full depth) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.counts(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE

@@ -19,7 +19,7 @@ is not compared. An option combination the oracle cannot express raises pytest.s
 reason.
 
 Nothing here reads duckrank's SQL: each oracle is a library (pytrec_eval, ranx, scikit-learn,
-ir_measures) fed duckrank's conventions through its input, or a formula written from the
+ir_measures) or NIST's trec_eval 10 binary fed duckrank's conventions through its input, or a formula written from the
 definition in README.md ("Metric reference", "Conventions"). The conventions every oracle respects:
   - the ranking is score descending, then doc_id descending (string order), as trec_eval; the
     libraries that break ties otherwise are given score = -rank in that order;
@@ -190,13 +190,17 @@ def _pytrec(qrels: Rows, run: Rows, measures: set[str], rel_level: float, judged
     return evaluator.evaluate(run_dict)
 
 
-def _iprec_rules_agree(level: float, num_rel: int) -> bool:
+def iprec_rules_agree(level: float, num_rel: int, nothing_retrieved: bool = False) -> bool:
     """pytrec_eval embeds trec_eval 9's interpolated precision, whose cutoff is the first rank
     where recall >= r (ceil(r R) relevant docs); duckrank follows trec_eval 10, round(r R) half
-    away from zero (README, Conventions). The two agree where they pick the same cutoff."""
+    away from zero (README, Conventions). The two agree where they pick the same cutoff. With
+    nothing retrieved (-J dropped every doc) a cutoff of 0 divides 0 by 0 (NaN) and any other
+    gives 0, so there they agree where both cutoffs are 0 or neither is."""
     tenths = round(level * 10)
     ceil_rule = -(-tenths * num_rel // 10)
     round_rule = (tenths * num_rel * 2 + 10) // 20
+    if nothing_retrieved:
+        return (ceil_rule == 0) == (round_rule == 0)
     return max(ceil_rule, 1) == max(round_rule, 1)
 
 
@@ -252,14 +256,9 @@ def pytrec_eval_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: R
         levels = [options["recall"]] if metric == "interpolated_precision" else [t / 10 for t in range(11)]
 
         def derived(m: dict[str, float]) -> float | None:
-            value = m[key]
-            if math.isnan(value) and m["num_ret"] == 0:
-                # trec_eval -J can leave a query with nothing retrieved; its iprec divides 0 by 0.
-                # duckrank reports 0 there, its value of every empty ratio: not comparable.
-                return None
-            if not all(_iprec_rules_agree(level, int(m["num_rel"])) for level in levels):
+            if not all(iprec_rules_agree(level, int(m["num_rel"]), m["num_ret"] == 0) for level in levels):
                 return None  # the two trec_eval versions' cutoffs differ for this R (see above)
-            return value
+            return m[key]
 
     results = _pytrec(qrels, run, requested, rel_level, unjudged == "skip")
     values = {q: derived(m) if derived is not None else m[key] for q, m in results.items()}
@@ -499,13 +498,165 @@ def formula_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows,
     return out
 
 
+# ----------------------------------------------------------------------------- trec_eval 10
+#
+# NIST trec_eval 10 itself, the binary ../shared/tools/trec_eval/build.sh builds (tests/trec_eval_binary.py),
+# for the measures pytrec_eval's trec_eval 9 lacks. The binary prints every value with "%6.4f", too coarse
+# for a 1e-9 comparison, so the oracle runs a second build of the same sources whose per-query lines print
+# "%.17g" (meas_print_single.c, nothing else changed): the same computation, every digit shown. The qrels and
+# run go to TREC text files (string ids, scores written exactly), restricted to the queries in both (this
+# trec_eval exits on a qrels query missing from the run); `-q -m <measure>` plus -l, -J and -N as the options
+# ask, and the per-query lines are parsed. A query whose judgments are all negative makes trec_eval fail
+# (form_res_rels finds no grade >= 0): such a query is given a grade-0 judgment of a doc no run retrieves,
+# which changes none of the measures asked of this oracle (R, the ideal ranking, the retrieved docs'
+# grades and the pool of retrieved docs stay as they were).
+
+NEVER_RETRIEVED = "never-retrieved-placeholder"
+BEYOND_EVERY_UNJ = 1000
+
+
+def _source_hash(src: Any) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted([src / "Makefile", *src.glob("*.c"), *src.glob("*.h")]):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+_precise: list[Any] = []
+
+
+def precise_trec_eval() -> Any:
+    """The path of trec_eval 10 built to print per-query values with every digit (built once, cached beside
+    the reference binary); skips when ../shared is absent, fails when it cannot be built."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from trec_eval_binary import BUILD_SH, SKIP_REASON, BuildError, trec_eval_binary
+
+    if _precise:
+        return _precise[0]
+    try:
+        reference = trec_eval_binary()
+    except BuildError as error:
+        pytest.fail(str(error))
+    if reference is None:
+        pytest.skip(SKIP_REASON)
+    src = BUILD_SH.parent / "src"
+    binary = Path(reference).parent / f"precise-{_source_hash(src)}" / "trec_eval"
+    if not binary.is_file():
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=binary.parent) as build:
+            for path in [src / "Makefile", *src.glob("*.c"), *src.glob("*.h")]:
+                shutil.copy(path, build)
+            printer = Path(build) / "meas_print_single.c"
+            text = printer.read_text()
+            assert "%6.4f" in text, "trec_eval's per-query format changed: update tests/oracles.py"
+            printer.write_text(text.replace("%6.4f", "%.17g"))
+            done = subprocess.run(["make", "-C", build, "trec_eval", f"CC={os.environ.get('CC', 'gcc')}"],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                pytest.fail(f"building the full-precision trec_eval failed: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+            os.replace(Path(build) / "trec_eval", binary)
+    _precise.append(binary)
+    return binary
+
+
+def _trec_eval_gains(options: dict[str, Any], qrels: Rows) -> str:
+    """trec_eval's gain parameter (`.1=3,2=9`) for duckrank's gain and gain_map options, "" for the
+    default (gain = grade); skips what trec_eval cannot express."""
+    if options.get("gain") == "raw":
+        pytest.skip("trec_eval gives a negative grade no gain: it cannot express gain := 'raw'")
+    gains: dict[int, float] = {}
+    if options.get("gain") == "exp":
+        gains = {int(g): 2.0 ** int(g) - 1 for _, _, g in qrels if g >= 0}
+    for grade, gain in (options.get("gain_map") or {}).items():
+        if float(grade) < 0 or not float(grade).is_integer():
+            pytest.skip("trec_eval's gain levels are whole grades >= 0")
+        gains[int(grade)] = float(gain)
+    return "." + ",".join(f"{grade}={gain!r}" for grade, gain in sorted(gains.items())) if gains else ""
+
+
+def trec_eval_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows, rel_level: float) -> Values:
+    import tempfile
+    from pathlib import Path
+
+    unjudged = options.get("unjudged", "nonrelevant")
+    if unjudged not in ("nonrelevant", "skip"):
+        pytest.skip(f"trec_eval has no unjudged := {unjudged!r}")
+    if not float(rel_level).is_integer():
+        pytest.skip("trec_eval's -l is a whole number")
+    arguments: list[str] = []
+    derived: Callable[[dict[str, float]], float] | None = None
+    if metric == "set_average_precision":
+        measure = "set_map"
+    elif metric == "unjudged_fraction":
+        k = options["k"]
+        if k is not None:
+            measure = f"unj.{int(k)}"
+        else:  # unj divides by its cutoff, duckrank's full depth by the number retrieved
+            measure = f"unj.{BEYOND_EVERY_UNJ}"
+            arguments += ["-m", "num_ret"]
+
+            def derived(m: dict[str, float]) -> float:
+                return m[f"unj_{BEYOND_EVERY_UNJ}"] * BEYOND_EVERY_UNJ / m["num_ret"] if m["num_ret"] else 0.0
+    elif metric == "utility":
+        weights = [options[name] for name in ("retrieved_relevant", "retrieved_nonrelevant", "missed_relevant",
+                                              "missed_nonrelevant")]
+        measure = "utility." + ",".join(repr(float(w)) for w in weights)
+        arguments += ["-N", str(int(options["collection_size"]))]
+    elif metric == "binary_normalized_gain":
+        measure = "binG"
+    elif metric == "inferred_average_precision":
+        measure = "infAP"
+    elif metric in ("normalized_gain", "ndcg_rel", "r_ndcg"):
+        measure = {"normalized_gain": "G", "ndcg_rel": "ndcg_rel", "r_ndcg": "Rndcg"}[metric]
+        measure += _trec_eval_gains(options, qrels)
+    else:
+        raise ValueError(f"no trec_eval mapping for metric {metric!r}: add one to tests/oracles.py")
+    binary = precise_trec_eval()
+    both = {q for q, _, _ in qrels} & {q for q, _, _ in run}
+    by_query = judgments([row for row in qrels if row[0] in both])
+    for query, docs in by_query.items():
+        if all(g < 0 for g in docs.values()):
+            assert NEVER_RETRIEVED not in docs and all(d != NEVER_RETRIEVED for _, d, _ in run)
+            docs[NEVER_RETRIEVED] = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        qrels_path, run_path = Path(tmp) / "qrels", Path(tmp) / "run"
+        qrels_path.write_text("".join(f"{q} 0 {d} {int(g)}\n" for q, docs in by_query.items() for d, g in docs.items()))
+        run_path.write_text("".join(f"{q} Q0 {d} {rank} {float(s)!r} oracle\n"
+                                    for rank, (q, d, s) in enumerate(r for r in run if r[0] in both)))
+        command = [str(binary), "-q", "-l", str(int(rel_level)), *(["-J"] if unjudged == "skip" else []),
+                   "-m", measure, *arguments, str(qrels_path), str(run_path)]
+        done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")
+    per_query: dict[str, dict[str, float]] = {}
+    for line in done.stdout.splitlines():
+        name, query, value = line.split("\t")
+        if query != "all":
+            per_query.setdefault(query, {})[name.strip()] = float(value)
+    printed = measure.split(".")[0] if metric != "unjudged_fraction" else measure.replace(".", "_")
+    out: Values = {}
+    for query, measures in per_query.items():
+        if derived is not None:
+            out[query] = derived(measures)
+        else:
+            (value,) = [v for name, v in measures.items() if name == printed or name.startswith(printed + "_")]
+            out[query] = value
+    return out
+
+
 ORACLES: dict[str, Callable[[str, dict[str, Any], Rows, Rows, float], Values]] = {
     "pytrec_eval": pytrec_eval_oracle,
     "ranx": ranx_oracle,
     "sklearn": sklearn_oracle,
     "ir_measures": ir_measures_oracle,
     "formula": formula_oracle,
+    "trec_eval": trec_eval_oracle,
 }
 
 # The oracles that can express trec_eval's judged_docs_only (duckrank's unjudged := 'skip').
-SUPPORTS_UNJUDGED_SKIP = {"pytrec_eval"}
+SUPPORTS_UNJUDGED_SKIP = {"pytrec_eval", "trec_eval"}

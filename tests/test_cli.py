@@ -347,6 +347,38 @@ def test_default_measures_are_trec_eval_defaults(data):
 # eval: trec_eval's flags and the conventions
 
 
+def test_trec_format_prints_in_trec_evals_order_with_its_families(data):
+    """--format trec prints as trec_eval 10 does: its own measure order whatever -m's order, a
+    family's parameters ascending (P.3,1), a bare family name its default parameters (success:
+    1, 5, 10); other spellings after them. Both -m of one measure print (trec_eval keeps the first)."""
+    result = run("eval", data["qrels.txt"], data["run.txt"], "-m", "nDCG@3", "-m", "success", "-m", "P.3,1",
+                 "-m", "map", "-m", "P.2", "--format", "trec")
+    assert result.exit_code == 0, result.output
+    names = [line.split("\t")[0].strip() for line in result.stdout.splitlines()]
+    assert names == ["map", "P_1", "P_2", "P_3", "success_1", "success_5", "success_10", "nDCG@3"]
+    # other formats keep the order given, families expanded as well
+    result = run("eval", data["qrels.txt"], data["run.txt"], "-m", "success", "-m", "map", "--format", "tsv")
+    assert [r["metric"] for r in parse_tsv(result.stdout)] == ["success_1", "success_5", "success_10", "map"]
+
+
+def test_trec_format_prints_trec_evals_nan(tmp_path):
+    """Under -J a query whose retrieved docs are all unjudged has nothing retrieved: trec_eval 10's
+    interpolated precision at cutoff round(r R) = 0 divides 0 by 0 and prints '  -nan' (so do the
+    11-point average and the means over queries); a level with a positive cutoff is 0."""
+    (tmp_path / "qrels").write_text("q 0 a 1\nr 0 a 1\n")
+    (tmp_path / "run").write_text("q Q0 u1 1 3 r\nr Q0 a 1 3 r\n")
+    result = run("eval", tmp_path / "qrels", tmp_path / "run", "-J", "-q", "-m", "iprec_at_recall.0.00,0.50",
+                 "-m", "11pt_avg", "-m", "P.5", "--format", "trec")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"{'iprec_at_recall_0.00':<22}\tq\t  -nan", f"{'iprec_at_recall_0.50':<22}\tq\t0.0000",
+        f"{'P_5':<22}\tq\t0.0000", f"{'11pt_avg':<22}\tq\t  -nan",
+        f"{'iprec_at_recall_0.00':<22}\tr\t1.0000", f"{'iprec_at_recall_0.50':<22}\tr\t1.0000",
+        f"{'P_5':<22}\tr\t0.2000", f"{'11pt_avg':<22}\tr\t1.0000",
+        f"{'iprec_at_recall_0.00':<22}\tall\t  -nan", f"{'iprec_at_recall_0.50':<22}\tall\t0.5000",
+        f"{'P_5':<22}\tall\t0.1000", f"{'11pt_avg':<22}\tall\t  -nan"]
+
+
 def test_comma_lists_and_repeated_measures(data):
     result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "P.1,2,3", "-m", "map", "-m", "map",
                  "--format", "tsv")
@@ -587,7 +619,7 @@ def test_bad_measure(data):
 def test_every_bad_measure_and_option_is_reported_at_once(data):
     result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "bogus1", "-m", "map", "-m", "bogus2",
                  "--ties", "random", "--gain", "cubic", "--empty", "maybe", "--unjudged", "x", "--duplicates", "y",
-                 "-l", "high", "-M", "0", "--threads", "none", "--memory-limit", "lots", "--format", "xml",
+                 "-l", "high", "-M", "none", "--threads", "none", "--memory-limit", "lots", "--format", "xml",
                  "--run-format", "docx")
     stderr = assert_error(result, 2, "bogus1", "bogus2", "--ties", "--gain", "--empty", "--unjudged",
                           "--duplicates", "-l ", "-M ", "--threads", "--memory-limit", "--format", "--run-format")

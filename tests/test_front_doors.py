@@ -31,19 +31,12 @@ from typing import Any
 
 import duckdb
 import pytest
+from test_shell import find_shell
 
 import duckrank
 from duckrank.registry import CONVENTIONS, METRICS, OPTIONS, Metric
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def find_shell() -> str | None:
-    """The duckdb-cli binary, found as tests/test_shell.py finds it."""
-    for candidate in (Path(sys.executable).parent / "duckdb", Path("/work/venv/bin/duckdb")):
-        if candidate.is_file():
-            return str(candidate)
-    return shutil.which("duckdb")
 
 
 def find_cli() -> str:
@@ -102,7 +95,8 @@ LOG = [
 # A non-default valid value of each numeric option; a boolean option takes the other value, a
 # text option each of its other choices.
 NUMBER_VALUES: dict[str, float] = {"k": 3, "beta": 2.0, "mult": 0.5, "recall": 0.3, "g_max": 2.0, "p": 0.5,
-                                   "threshold": 0.7}
+                                   "threshold": 0.7, "retrieved_relevant": 2.0, "retrieved_nonrelevant": -0.5,
+                                   "missed_relevant": -1.0, "missed_nonrelevant": 0.25, "collection_size": 50}
 
 
 def option_values(name: str) -> list[Any]:
@@ -152,11 +146,15 @@ CLI_FLAGS = {"rel_level": "-l", "ties": "--ties", "max_rank": "-M", "empty": "--
 AVERAGE_REFUSALS = ("ties := 'average' is defined for metrics linear", "--ties average is defined for metrics linear")
 
 
+# trec_eval's family names: on duckrank eval's command line, -m P means P.5,10,...,1000 as for trec_eval
+FAMILIES = {s.name for m in METRICS.values() for s in m.trec_eval if s.family}
+
+
 def spelling(metric: Metric) -> str:
-    """The metric's first non-trec_eval spelling that fixes no option; trec_eval's when it has
-    only those (num_nonrel_judged_ret, gm_map, gm_bpref)."""
+    """The metric's first non-trec_eval spelling that fixes no option and is no trec_eval family
+    name; trec_eval's when it has only those (num_nonrel_judged_ret, gm_map, gm_bpref)."""
     for candidate in (*metric.ir_measures, *metric.ranx, *metric.aliases, *metric.trec_eval):
-        if not candidate.fixed and candidate.parameter is None:
+        if not candidate.fixed and candidate.parameter is None and candidate.name not in FAMILIES:
             return candidate.name
     raise AssertionError(f"{metric.name} has no plain spelling")
 

@@ -43,6 +43,11 @@ OPTION_VALUES: dict[str, list[Any]] = {
     "p": [0.8, 0.5, 0.95],
     "graded": [True, False],
     "weight": ["impressions", "positives"],
+    "retrieved_relevant": [1.0, 2.0],
+    "retrieved_nonrelevant": [-1.0, -0.5],
+    "missed_relevant": [0.0, -1.0],
+    "missed_nonrelevant": [0.0, 0.25],
+    "collection_size": [0, 50],
 }
 
 # (seed, gen_case keywords): tied scores with graded and negative grades, distinct scores, binary

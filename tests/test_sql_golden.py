@@ -268,6 +268,38 @@ EDGE_CASES = [
     # -1 is no judgment; 'norel': 0.5, d9 unjudged; 'allneg' has no judged doc: no value)
     ("mae", {}, {"g": 2.2 / 3, "norel": 0.5}),
     ("rmse", {}, {"g": math.sqrt((1.21 + 0.64 + 0.09) / 3), "norel": 0.5}),
+    # trec_eval 10's other all_trec measures (values checked with its binary as well)
+    # set_map = num_rel_ret^2 / (num_ret R) = 2^2 / (5 * 3)
+    ("set_average_precision", {}, 4 / 15),
+    # unj@k = unjudged in the top k / k: 'g' d4 (-1: pooled, unjudged) and u1; 'norel' d9; 'allneg' d1 (-1)
+    # and d2. k beyond the ranking still divides by k; no k divides by the number retrieved
+    ("unjudged_fraction", {"k": 5}, {"g": 2 / 5, "norel": 1 / 5, "allneg": 2 / 5}),
+    ("unjudged_fraction", {"k": 20}, {"g": 2 / 20, "norel": 1 / 20, "allneg": 2 / 20}),
+    ("unjudged_fraction", {"k": 1}, {"g": 0.0, "norel": 0.0, "allneg": 1.0}),
+    ("unjudged_fraction", {}, {"g": 2 / 5, "norel": 1 / 2, "allneg": 1.0}),
+    # utility = p1 a + p2 b + p3 c + p4 d; 'g': a = 2 relevant retrieved, b = 3 other retrieved (u1 and
+    # d4 count), c = 1 missed (d5), d = N + a - retrieved - R; 'norel' and 'allneg': a = 0, b = 2, R = 0
+    ("utility", {}, {"g": 2 - 3, "norel": -2.0, "allneg": -2.0}),
+    ("utility", {"retrieved_relevant": 2.0, "retrieved_nonrelevant": -0.5, "missed_relevant": 1.0,
+                 "missed_nonrelevant": 0.25, "collection_size": 50},
+     {"g": 4 - 1.5 + 1 + 0.25 * (50 + 2 - 5 - 3), "norel": -1 + 0.25 * 48, "allneg": -1 + 0.25 * 48}),
+    # binG: the relevant d1 (no non-relevant above: 1 / log2 2) and d3 (d2 above: 1 / log2 3), / R = 3
+    ("binary_normalized_gain", {}, (1 + D(2)) / 3),
+    # infAP: d1 at rank 1 adds 1; d3 at rank 3 has 2 pooled docs above, of which 1 relevant, 1 non-relevant:
+    # (1 + 2 (1 + e) / (2 + 2e)) / 3 = 2/3. / R = 3 (as AP here: nothing unpooled or unsampled lies above)
+    ("inferred_average_precision", {}, (1 + 2 / 3) / 3),
+    # G: gains 2, 0, 1, 0, 0; the ideal 3, 2, 1 (total 6). cost(i) = sum of max(ideal gain, 1) over ranks
+    # <= i: 3 at rank 1, 6 at rank 3; got(i) = 2 at rank 1, 3 at rank 3. G = (2 / log2(2 + 3 - 2) +
+    # 1 / log2(2 + 6 - 3)) / 6 = (2 D(2) + D(4)) / 6
+    ("normalized_gain", {}, (2 * D(2) + D(4)) / 6),
+    # exp gains: 3, 0, 1; the ideal 7, 3, 1 (11): cost 7 at rank 1, 7 + 3 + 1 = 11 at rank 3; got 3, then 4
+    ("normalized_gain", {"gain": "exp"}, (3 / math.log2(2 + 7 - 3) + 1 / math.log2(2 + 11 - 4)) / 11),
+    # ndcg_rel: the positive-gain docs d1 (nDCG@1 = 2/3), d3 (nDCG@3) and d5, never retrieved (nDCG at full
+    # depth, which is nDCG@3 again), / 3
+    ("ndcg_rel", {}, (2 / 3 + 2 * (2 + D(3)) / (3 + 2 * D(2) + D(3))) / 3),
+    # Rndcg: the ideal gain changes after ranks 1 (3 -> 2), 2 (2 -> 1) and 3 (1 -> 0): nDCG@1, @2, @3; and
+    # 5 retrieved > L + 1 = 4: nDCG at full depth (= DCG@5 / IDCG@3) once more, / 4
+    ("r_ndcg", {}, (2 / 3 + 2 / (3 + 2 * D(2)) + 2 * (2 + D(3)) / (3 + 2 * D(2) + D(3))) / 4),
 ]
 
 # Measures with no per-query table macro, and what pins their values by hand instead.
@@ -295,6 +327,28 @@ def test_edge_values(edge, macro, opts, expected):
     # that raw gain keeps allneg's -1 at rank 1 (CG = DCG = -1)
     raw = opts.get("gain") == "raw" and macro in ("cg", "dcg")
     assert got["norel"] == 0.0 and got["allneg"] == (-1.0 if raw else 0.0)
+
+
+def test_infap_tells_unpooled_from_unsampled(con):
+    # trec_eval's infAP (m_infap.c): ranks 1..5 hold d1 (grade 1), d2 (not in the qrels: unpooled, skipped),
+    # d3 (-1: pooled, not sampled), d4 (0) and d5 (2); R = 2. d1 adds 1. d5 at rank 5 has 3 pooled docs
+    # above (d1, d3, d4), 1 relevant and 1 non-relevant among the judged: (1 + 3 (1 + e) / (2 + 2e)) / 5 =
+    # 2.5 / 5. infAP = (1 + 1/2) / 2 = 3/4, where AP is (1 + 2/5) / 2 = 0.7.
+    register(con, *ranked_run([1, None, -1, 0, 2]))
+    assert value(con, "inferred_average_precision") == pytest.approx(3 / 4, abs=1e-12)
+    assert value(con, "average_precision") == pytest.approx(0.7, abs=1e-12)
+    # unjudged := 'skip' (trec_eval -J) drops d2 and d3: d5 is at rank 3 with 2 judged above, as AP
+    assert value(con, "inferred_average_precision", unjudged="skip") == pytest.approx((1 + 2 / 3) / 2, abs=1e-12)
+
+
+def test_rndcg_skips_full_depth_when_one_doc_follows_the_ideal_ranking(con):
+    # trec_eval's Rndcg (m_Rndcg.c) adds nDCG at full depth only when more than L + 1 docs are retrieved
+    # (L = the ideal ranking's length); with exactly L + 1 its loop has already passed it. One relevant doc
+    # (L = 1), ranked second: nDCG@1 = 0, so Rndcg is 0 with 2 retrieved, (0 + D(2)) / 2 with 3.
+    register(con, *ranked_run([None, 1]))
+    assert value(con, "r_ndcg") == 0.0
+    register(con, *ranked_run([None, 1, None]))
+    assert value(con, "r_ndcg") == pytest.approx(D(2) / 2, abs=1e-12)
 
 
 def test_rbp_residual(edge):
@@ -422,6 +476,13 @@ def test_unjudged_skip_drops_unjudged_and_negative_grades(edge):
     assert value(edge, "rbp", "g", column="residual", unjudged="skip") == 0.0  # nothing unjudged is left
     # 'norel' keeps d1 only
     assert value(edge, "counts", "norel", column="num_ret", unjudged="skip") == 1
+
+
+def test_max_rank_zero_scores_nothing_retrieved_as_trec_eval(edge):
+    # trec_eval -M 0 cuts every ranking to nothing: num_ret 0, every measure 0, R still counted
+    assert values(edge, "num_ret", max_rank=0) == {"g": 0, "norel": 0, "allneg": 0}
+    assert values(edge, "num_rel", max_rank=0) == {"g": 3, "norel": 0, "allneg": 0}
+    assert values(edge, "average_precision", max_rank=0) == {"g": 0.0, "norel": 0.0, "allneg": 0.0}
 
 
 def test_unjudged_skip_with_max_rank_cuts_first_as_trec_eval(con):

@@ -36,6 +36,7 @@ import pytest
 import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles import iprec_rules_agree
 from sklearn.metrics import ndcg_score, roc_auc_score
 
 from duckrank._library import connect
@@ -172,17 +173,6 @@ def pytrec(qrels, run, rel_level=1, judged_only=False, measures=None):
     return evaluator.evaluate(run_dict)
 
 
-def iprec_rules_agree(level: float, num_rel: int) -> bool:
-    """pytrec_eval-terrier embeds trec_eval 9's iprec_at_recall: the best precision where recall >= r,
-    i.e. once ceil(r R) relevant docs are retrieved. trec_eval 10, whose output is the golden file
-    duckrank conforms to (test_sql_trec_conformance.py), cuts at round(r R) half away from zero. The
-    two are compared where they pick the same cutoff; test_sql_golden.py pins a case where they don't."""
-    tenths = round(level * 10)
-    ceil_rule = -(-tenths * num_rel // 10)
-    round_rule = (tenths * num_rel * 2 + 10) // 20
-    return max(ceil_rule, 1) == max(round_rule, 1)
-
-
 def assert_same_as_pytrec(got, want, context):
     assert set(got) == set(want), f"{context}: queries differ: duckrank {sorted(got)}, trec {sorted(want)}"
     problems = []
@@ -191,14 +181,15 @@ def assert_same_as_pytrec(got, want, context):
         assert not missing, f"measures not compared: {missing}"
         num_rel = int(got[query]["num_rel"])
         for name, value in measures.items():
-            if math.isnan(value) and got[query]["num_ret"] == 0:
+            nothing = got[query]["num_ret"] == 0
+            if name.startswith("iprec_at_recall_") and not iprec_rules_agree(float(name[16:]), num_rel, nothing):
+                continue
+            if name == "11pt_avg" and not all(iprec_rules_agree(t / 10, num_rel, nothing) for t in range(11)):
+                continue
+            if math.isnan(value):
                 # trec_eval -J can leave a query with nothing retrieved; its iprec then divides
-                # 0 by 0 (NaN). duckrank reports 0, its convention for every empty ratio.
-                assert got[query][name] == 0.0
-                continue
-            if name.startswith("iprec_at_recall_") and not iprec_rules_agree(float(name[16:]), num_rel):
-                continue
-            if name == "11pt_avg" and not all(iprec_rules_agree(t / 10, num_rel) for t in range(11)):
+                # 0 by 0 (NaN, printed -nan), and so does duckrank's
+                assert math.isnan(got[query][name]), (query, name)
                 continue
             if not close(got[query][name], value):
                 problems.append(f"{name} q={query}: duckrank {got[query][name]!r} trec_eval {value!r}")

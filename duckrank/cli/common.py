@@ -217,8 +217,8 @@ def read_conventions(problems: Problems, values: dict[str, Any]) -> dict[str, An
         value, flag, kind = values.get(convention.name), convention.flags[0], convention.param.type
         if kind == "number":
             value = problems.number(flag, value)
-        elif kind == "integer":
-            value = problems.integer(flag, value)
+        elif kind == "integer":  # -M 0 is trec_eval's too: nothing retrieved counts
+            value = problems.integer(flag, value, minimum=0)
         elif kind == "boolean":
             value = value or None
         if value is not None:

@@ -33,7 +33,6 @@ from duckrank.cli.common import (
     progress_enabled,
     read_conventions,
 )
-from duckrank.registry import OFFICIAL
 
 
 @click.command("eval", context_settings=CONTEXT_SETTINGS)
@@ -41,8 +40,9 @@ from duckrank.registry import OFFICIAL
 @click.argument("runs", nargs=-1, metavar="RUN [RUN ...]")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
               help="A measure, repeatable: nDCG@10, P(rel=2)@5, map, P.5,10,20 (trec_eval's comma "
-                   "lists), all_trec (every trec_eval measure duckrank supports). Default: trec_eval's "
-                   "default set. `duckrank metrics` lists them all.")
+                   "lists), P (a trec_eval family: its default cutoffs), all_trec (every trec_eval measure "
+                   "duckrank supports). Default: trec_eval's default set (official). `duckrank metrics` "
+                   "lists them all.")
 @click.option("-q", "per_query", is_flag=True, help="Per-query rows as well as the summary (trec_eval -q).")
 @click.option("-n", "no_summary", is_flag=True, help="No summary rows (trec_eval -n); use with -q.")
 @click.option("-J", "judged_only", is_flag=True,
@@ -113,32 +113,20 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     if no_summary and not per_query:
         problems.add("-n drops the summary and without -q there are no per-query rows to print; add -q")
 
-    # measures: every bad one reported at once
+    # -m as trec_eval reads it (its default set is -m official; --format trec prints its order);
+    # every bad measure reported at once
     from duckrank.errors import MeasureError
-    from duckrank.measures import expand_measures, parse_measure
+    from duckrank.measures import parse_measure, trec_eval_measures
 
-    requested: list[str] = []
-    for argument in measures or ["official"]:
-        # trec_eval's default set has a name too: -m official
-        requested.extend(OFFICIAL if argument.strip().lower() == "official" else [argument])
+    fmt = pick_format(problems, fmt, output_path, output.FORMATS)
     parsed = []
-    seen = set()
-    try:
-        spellings = expand_measures(requested)
-    except MeasureError as error:
-        problems.add(clean_message(error))
-        spellings = []
-    for spelling in spellings:
-        if spelling in seen:
-            continue
-        seen.add(spelling)
+    for spelling in trec_eval_measures(list(measures) or ["official"], trec_order=fmt == "trec"):
         try:
             parsed.append(parse_measure(spelling))
         except MeasureError as error:
             problems.add(clean_message(error))
 
     # output and engine
-    fmt = pick_format(problems, fmt, output_path, output.FORMATS)
     if segments and fmt == "trec":
         problems.add("--format trec has no column for --by segments; use table, tsv, csv, json, jsonl or parquet")
     inputs = [log] if log is not None else [qrels, *runs]
