@@ -153,9 +153,24 @@ def _parse_trec(spelling: str) -> Measure | None:
     if param:
         if param_option is None:
             raise MeasureError(f"measure {spelling!r}: trec_eval's {canonical} takes no parameter")
+        printed_name = f"{canonical}_{param}"  # as trec_eval prints a parameter it does not reformat
         if param_option == "gain_map":
             given["gain_map"] = _gain_map(param, spelling)
-            printed_name = f"{canonical}_{param}"
+        elif param_option == "named":  # rbp.p=0.95
+            for pair in param.split(","):
+                key, sep, value = pair.partition("=")
+                if not sep:
+                    raise MeasureError(f"measure {spelling!r}: trec_eval's {canonical} takes name=value, e.g. "
+                                       f"{canonical}.p=0.95")
+                given[key.strip()] = _number(value, spelling)
+        elif param_option == "beta^2":  # trec_eval's set_F.x computes (x + 1) P R / (x P + R)
+            given["beta"] = float(_number(param, spelling)) ** 0.5
+        elif "," in param_option:  # options by position: utility.1,-1,0,0
+            names, values = param_option.split(","), param.split(",")
+            if len(values) != len(names):
+                raise MeasureError(f"measure {spelling!r}: trec_eval's {canonical} takes {len(names)} numbers "
+                                   f"({', '.join(names)})")
+            given.update((name, float(_number(value, spelling))) for name, value in zip(names, values))
         else:
             value = _number(param, spelling)
             if param_option == "k":
@@ -229,11 +244,17 @@ def expand_measures(arguments: list[str]) -> list[str]:
             continue
         name, dot, params = argument.partition(".")
         parts = params.split(",")
-        if dot and len(parts) > 1 and all(re.fullmatch(r"\d*\.?\d+", p.strip()) for p in parts):
+        family = _trec_family(name, bool(dot))
+        if (dot and len(parts) > 1 and family is not None and TREC_NAMES[family][1].parameter in _NUMBER_PARAMETERS
+                and all(re.fullmatch(r"\d*\.?\d+", p.strip()) for p in parts)):
             expanded.extend(f"{name}.{p.strip()}" for p in parts)
         else:
             expanded.append(argument)
     return expanded
+
+
+# trec_eval parameters that are one number, so that P.5,10 lists two measures (utility.1,1,0,0 is one)
+_NUMBER_PARAMETERS = ("k", "mult", "recall")
 
 
 def _trec_family(name: str, has_parameter: bool) -> str | None:
@@ -255,7 +276,8 @@ def _trec_values(text: str) -> tuple[str | None, list[str | None]]:
     if not dot:
         return family, list(spelling.family) or [None]
     parts = [part.strip() for part in params.split(",")]
-    if len(parts) > 1 and all(re.fullmatch(r"\d*\.?\d+", part) for part in parts):
+    if len(parts) > 1 and spelling.parameter in _NUMBER_PARAMETERS and all(
+            re.fullmatch(r"\d*\.?\d+", part) for part in parts):
         return family, parts
     return family, [params]
 

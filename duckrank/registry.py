@@ -174,8 +174,10 @@ JUDGED_ONLY = Param("judged_only", "boolean", True, "keep only the docs a judged
 @dataclass(frozen=True)
 class Spelling:
     """A name a measure answers to, with the options it fixes (ranx's ndcg_burges is nDCG with exp
-    gains) and, for trec_eval names, the option its .N parameter sets (P.5 sets k) and the values
-    trec_eval prints for the bare name on its command line (-m P is P.5,10,...,1000)."""
+    gains) and, for trec_eval names, what its parameter sets and the values trec_eval prints for
+    the bare name on its command line (-m P is P.5,10,...,1000). The parameter: an option a number
+    sets (P.5 sets k), gain_map (ndcg.1=3,2=9), named (rbp.p=0.95), beta^2 (trec_eval's set_F.x is
+    beta squared), or options set by position (utility.1,-1,0,0)."""
 
     name: str
     fixed: tuple[tuple[str, Any], ...] = ()
@@ -259,7 +261,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
                  spell("set_relative_P", cap=True)),
       ir_measures=(spell("R"),), ranx=(spell("recall"),), oracle="pytrec_eval", source=_SET),
     M("f_measure", "duckrank.f_measure_of(q, {k}, {beta})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
-      ("k", "beta"), trec_eval=(spell("set_F"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
+      ("k", "beta"), trec_eval=(spell("set_F", "beta^2"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
       oracle="pytrec_eval", source=_SET),
     M("hit_rate", "duckrank.hit_rate_of(q, {k})", "hit@k = 1 if a relevant doc is in the top k, else 0",
       ("k",), trec_eval=(spell("success", "k", ("1", "5", "10")),), ir_measures=(spell("Success"),), ranx=(spell("hit_rate"),),
@@ -299,10 +301,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR"),), oracle="formula", source=_GAIN),
     M("rbp", "duckrank.rbp_of(q, {k}, {p}, {graded})", "RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), "
       "w = grade / max(1, the query's top grade) (graded) or rel(i)", ("k", "p", "graded"),
-      trec_eval=(spell("rbp", p=0.9),), ir_measures=(spell("RBP"),), ranx=(spell("rbp"),), oracle="ranx",
+      trec_eval=(spell("rbp", "named", p=0.9),), ir_measures=(spell("RBP"),), ranx=(spell("rbp"),), oracle="ranx",
       also=(("residual", "rbp_residual"),), source=_GAIN),
     M("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p})", "RBP's residual: the weight of the unjudged docs in "
-      "the top k and of the ranks beyond", ("k", "p"), trec_eval=(spell("rbp_resid", p=0.9),),
+      "the top k and of the ranks beyond", ("k", "p"), trec_eval=(spell("rbp_resid", "named", p=0.9),),
       aliases=(spell("rbp_residual"),), oracle="formula", source=_GAIN),
     M("judged", "duckrank.judged_of(q, {k})", "Judged@k = the share of the top k (or of the retrieved, if fewer) that "
       "is judged", ("k",), ir_measures=(spell("Judged"),), oracle="ir_measures", source=_SET),
@@ -346,7 +348,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       "{missed_nonrelevant}, {collection_size})", "utility = p1 relevant retrieved + p2 non-relevant retrieved + "
       "p3 relevant missed + p4 non-relevant missed (1, -1, 0, 0)",
       ("retrieved_relevant", "retrieved_nonrelevant", "missed_relevant", "missed_nonrelevant", "collection_size"),
-      trec_eval=(spell("utility"),), aliases=(spell("utility"),), oracle="trec_eval", source=_SET),
+      trec_eval=(spell("utility", "retrieved_relevant,retrieved_nonrelevant,missed_relevant,missed_nonrelevant"),), aliases=(spell("utility"),), oracle="trec_eval", source=_SET),
     M("binary_normalized_gain", "duckrank.binary_normalized_gain_of(q)", "binG = (1/R) sum over relevant "
       "retrieved docs of 1 / log2(2 + the non-relevant docs above)", trec_eval=(spell("binG"),),
       aliases=(spell("binary_normalized_gain"),), oracle="trec_eval", source=_RANK),

@@ -84,6 +84,30 @@ def test_spelling_families_agree(spellings):
     assert all(values[s] == pytest.approx(first, abs=1e-12) for s in spellings), values
 
 
+@pytest.mark.parametrize("spelling, metric, options, printed", [
+    ("rbp.p=0.95", "rbp", {"p": 0.95}, "rbp_p=0.95"),  # trec_eval's name=value parameters
+    ("rbp_resid.p=0.5", "rbp_residual", {"p": 0.5}, "rbp_resid_p=0.5"),
+    ("set_F.0.25", "f_measure", {"beta": 0.5}, "set_F_0.25"),  # trec_eval's x is beta squared
+    ("utility.2,-1,0.5,0", "utility", {"retrieved_relevant": 2.0, "retrieved_nonrelevant": -1.0,
+                                       "missed_relevant": 0.5, "missed_nonrelevant": 0.0}, "utility_2,-1,0.5,0"),
+    ("G.1=3,2=9", "normalized_gain", {"gain_map": {1.0: 3.0, 2.0: 9.0}}, "G_1=3,2=9"),
+    ("Rprec_mult.0.5", "r_precision", {"mult": 0.5}, "Rprec_mult_0.50"),
+])
+def test_trec_eval_parameter_syntaxes(spelling, metric, options, printed):
+    """Each parameter syntax trec_eval 10 accepts means what it means there, printed as it prints it."""
+    measure = duckrank.parse_measure(spelling)
+    assert (measure.metric.name, measure.printed_name) == (metric, printed)
+    assert {name: measure.params[name] for name in options} == options
+
+
+def test_a_positional_parameter_list_is_one_measure():
+    from duckrank.measures import expand_measures, trec_eval_measures
+    assert expand_measures(["utility.1,1,0,0", "P.5,10"]) == ["utility.1,1,0,0", "P.5", "P.10"]
+    assert trec_eval_measures(["P.10,5", "utility.1,1,0,0"], trec_order=True) == ["P.5", "P.10", "utility.1,1,0,0"]
+    with pytest.raises(duckrank.MeasureError, match="takes 4 numbers"):
+        duckrank.parse_measure("utility.1,1")
+
+
 def test_all_trec_measures_parse_and_evaluate():
     values = duckrank.evaluate(QRELS, RUN, ALL_TREC)
     assert set(values) == set(ALL_TREC)
