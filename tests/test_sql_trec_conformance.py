@@ -187,11 +187,6 @@ def _evaluate(con, trec_data: Path, expected_file: str, extra_expected: str | No
     for measure in measures:
         if _is_unsupported(measure):
             continue
-        if expected_file == "out.test.aql" and measure == "rbp":
-            # trec_eval's rbp is graded (gains rescaled to [0, 1] by the qrels' min and max grade,
-            # computed from uninitialised variables in m_rbp.c); duckrank's RBP is the binary
-            # Moffat & Zobel form. On binary qrels (the other files) the two agree.
-            continue
         this_conv = dict(conv)
         got = macro_sql(measure, this_conv)
         if got is None:
