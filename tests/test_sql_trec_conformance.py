@@ -26,14 +26,6 @@ import pytest
 UNSUPPORTED_TREC_MEASURES = {
     "runid": "not a measure: echoes the run's name",
     "relstring": "not a measure: the relevance string of the top ranks",
-    "infAP": "inferred AP for sampled judgments (Yilmaz & Aslam); duckrank has no sampling model",
-    "utility": "set-based linear utility with user-chosen coefficients; not a ranking metric",
-    "binG": "Kekalainen's binary generalised precision; superseded by nDCG",
-    "G": "generalised precision with trec_eval's gain table; superseded by nDCG",
-    "ndcg_rel": "nDCG averaged over relevant docs only (trec_eval-specific normalisation)",
-    "Rndcg": "nDCG at rank R (trec_eval-specific); use ndcg with k := R per query",
-    "unj": "fraction of unjudged docs in the top k (unj_5/10/20): a judging-coverage statistic",
-    "set_map": "set_P * set_recall: a product of two supported values, not a metric of its own",
 }
 
 # Measures whose name carries a parameter: base name -> pattern of the full printed name.
@@ -106,6 +98,14 @@ def macro_sql(measure: str, conv: dict[str, str]) -> tuple[str, str] | None:
         "num_rel": (call("counts", column="num_rel"), "sum"),
         "num_rel_ret": (call("counts", column="num_rel_ret"), "sum"),
         "num_nonrel_judged_ret": (call("counts", column="num_nonrel_judged_ret"), "sum"),
+        "infAP": (call("inferred_average_precision"), "mean"),
+        "utility": (call("utility"), "mean"),
+        "binG": (call("binary_normalized_gain"), "mean"),
+        "G": (call("normalized_gain"), "mean"),
+        "ndcg_rel": (call("ndcg_rel"), "mean"),
+        "Rndcg": (call("r_ndcg"), "mean"),
+        "set_map": (call("set_average_precision"), "mean"),
+        "utility_2,-1,0,0": (call("utility", ", retrieved_relevant := 2"), "mean"),
     }
     if measure in fixed:
         return fixed[measure]
@@ -137,6 +137,7 @@ def macro_sql(measure: str, conv: dict[str, str]) -> tuple[str, str] | None:
         "ndcg_cut": ("ndcg", ""),
         "relative_P": ("recall", ", cap := true"),
         "success": ("hit_rate", ""),
+        "unj": ("unjudged_fraction", ""),
     }
     if base in by_cutoff:
         name, extra = by_cutoff[base]
