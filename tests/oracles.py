@@ -424,7 +424,7 @@ def _dcg(gains: list[float], k: int | None) -> float:
     return sum(g / math.log2(i + 1) for i, g in enumerate(gains[:k] if k is not None else gains, start=1))
 
 
-def _pair_auc(scores: list[float], positive: list[bool]) -> float | None:
+def pair_auc(scores: list[float], positive: list[bool]) -> float | None:
     """Share of (positive, negative) pairs the scores order correctly, a tie counting 1/2."""
     pos = [s for s, p in zip(scores, positive) if p]
     neg = [s for s, p in zip(scores, positive) if not p]
@@ -449,7 +449,7 @@ def formula_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows,
         weighted = []
         for q in sorted({q for q, _, _ in run}):
             rows = [(s, labels[q, d] >= rel_level) for q2, d, s in run if q2 == q]
-            auc = _pair_auc([s for s, _ in rows], [p for _, p in rows])
+            auc = pair_auc([s for s, _ in rows], [p for _, p in rows])
             if auc is not None:
                 weight = len(rows) if options["weight"] == "impressions" else sum(p for _, p in rows)
                 weighted.append((auc, weight))
@@ -490,7 +490,7 @@ def formula_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows,
         elif metric == "auc":
             # per query over the retrieved docs: relevant (grade >= rel_level) positive, every other
             # retrieved doc (non-relevant, negative, unjudged) negative; ties count 1/2
-            auc = _pair_auc([s for _, s in ranking], [g is not None and g >= 0 and g >= rel_level for g in grades])
+            auc = pair_auc([s for _, s in ranking], [g is not None and g >= 0 and g >= rel_level for g in grades])
             if auc is not None:
                 out[q] = auc
         else:

@@ -34,6 +34,7 @@ import pytest
 from test_shell import find_shell
 
 import duckrank
+from duckrank._sql import literal as sql_value
 from duckrank.registry import CONVENTIONS, METRICS, OPTIONS, Metric
 
 REPO = Path(__file__).resolve().parent.parent
@@ -270,18 +271,6 @@ class Refused:
 
 def refused(message: str) -> Refused:
     return Refused(message, any(words in message for words in AVERAGE_REFUSALS))
-
-
-def sql_value(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "MAP {" + ", ".join(f"{k!r}: {v!r}" for k, v in value.items()) + "}"
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    return repr(value)
 
 
 def shell_arguments(case: Case, conventions: dict[str, Any], log: bool = False) -> str:

@@ -9,7 +9,6 @@ D(1) = 1, D(2) = 0.63093, D(3) = 0.5, D(4) = 0.43068, D(5) = 0.38685, D(6) = 0.3
 
 from __future__ import annotations
 
-import itertools
 import math
 import random
 
@@ -17,6 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles import pair_auc
 
 from duckrank._library import connect
 
@@ -142,13 +142,6 @@ def test_tutorial_004_ndcg_linear_and_exp(con):
     assert value(con, "ndcg", k=5, ideal="run") == pytest.approx(linear[2], abs=1e-12)
 
 
-def _pairwise_auc(scores, labels):
-    pos = [s for s, y in zip(scores, labels) if y]
-    neg = [s for s, y in zip(scores, labels) if not y]
-    wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in itertools.product(pos, neg))
-    return wins / (len(pos) * len(neg))
-
-
 def test_tutorial_002_rank_sum_auc_equals_pair_count_with_ties_half(con):
     # positives 0.9, 0.5; negatives 0.5, 0.1. Ascending ranks: 0.1 -> 1, the two 0.5s share
     # (2 + 3) / 2 = 2.5, 0.9 -> 4. Rank sum of positives 4 + 2.5 = 6.5; AUC = (6.5 - 2*3/2) / (2*2)
@@ -171,7 +164,7 @@ def test_tutorial_002_rank_sum_auc_equals_pair_count_with_ties_half(con):
         rows = [("u", str(i), s, int(y)) for i, (s, y) in enumerate(zip(scores, labels))]
         con.register("log", pd.DataFrame(rows, columns=["query_id", "doc_id", "score", "label"]))
         (got,), = con.execute("SELECT value FROM duckrank.\"global_auc\"('log')").fetchall()
-        assert got == pytest.approx(_pairwise_auc(scores, labels), abs=1e-12)
+        assert got == pytest.approx(pair_auc(scores, labels), abs=1e-12)
 
 
 # ============================================================================ one graded query, every metric

@@ -23,7 +23,6 @@ test runs every table macro too, so both layers meet the oracle.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -37,6 +36,7 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles import iprec_rules_agree
+from oracles import pair_auc as pairwise_auc
 from sklearn.metrics import ndcg_score, roc_auc_score
 
 from duckrank._library import connect
@@ -423,16 +423,6 @@ def test_err_matches_chapelle_formula(con, rnd, k, g_max):
 
 
 # ----------------------------------------------------------------------------- AUC / GAUC
-
-
-def pairwise_auc(scores, positives):
-    """Fraction of (positive, negative) pairs ordered correctly, ties counting 1/2: O(n^2)."""
-    pos = [s for s, p in zip(scores, positives) if p]
-    neg = [s for s, p in zip(scores, positives) if not p]
-    if not pos or not neg:
-        return None
-    wins = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a, b in itertools.product(pos, neg))
-    return wins / (len(pos) * len(neg))
 
 
 @SETTINGS
