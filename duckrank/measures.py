@@ -136,11 +136,7 @@ _TREC_PRINTED = re.compile(r"^(?P<name>[A-Za-z0-9_]+?)_(?P<param>\d+(?:\.\d+)?)$
 def _parse_trec(spelling: str) -> Measure | None:
     text = spelling.strip()
     name, _, param = text.partition(".")
-    # trec_eval's names exactly ('rbp' is trec_eval's, with p = 0.9); in another case only where no
-    # other family has the name ('RBP' is ir_measures', p = 0.8) or a trec_eval parameter follows
-    canonical = name if name in TREC_NAMES else None
-    if canonical is None and (param or name.lower() not in NAMES):
-        canonical = _TREC_LOWER.get(name.lower())
+    canonical = _trec_family(name, bool(param))
     if canonical is None:
         printed = _TREC_PRINTED.match(text)
         if not printed or printed["name"].lower() not in _TREC_LOWER:
@@ -243,11 +239,10 @@ def expand_measures(arguments: list[str]) -> list[str]:
             expanded.extend(ALL_TREC)
             continue
         name, dot, params = argument.partition(".")
-        parts = params.split(",")
         family = _trec_family(name, bool(dot))
-        if (dot and len(parts) > 1 and family is not None and TREC_NAMES[family][1].parameter in _NUMBER_PARAMETERS
-                and all(re.fullmatch(r"\d*\.?\d+", p.strip()) for p in parts)):
-            expanded.extend(f"{name}.{p.strip()}" for p in parts)
+        parts = _parameters(family, params) if dot and family is not None else [params]
+        if len(parts) > 1:
+            expanded.extend(f"{name}.{part}" for part in parts)
         else:
             expanded.append(argument)
     return expanded
@@ -258,7 +253,9 @@ _NUMBER_PARAMETERS = ("k", "mult", "recall")
 
 
 def _trec_family(name: str, has_parameter: bool) -> str | None:
-    """The trec_eval measure a name on trec_eval's command line means, as _parse_trec reads it."""
+    """The trec_eval measure a name means: trec_eval's names exactly ('rbp' is trec_eval's, with
+    p = 0.9); in another case only where no other family has the name ('RBP' is ir_measures',
+    p = 0.8) or a trec_eval parameter follows."""
     if name in TREC_NAMES:
         return name
     if has_parameter or name.lower() not in NAMES:
@@ -272,14 +269,19 @@ def _trec_values(text: str) -> tuple[str | None, list[str | None]]:
     family = _trec_family(name, bool(dot))
     if family is None:
         return None, []
-    spelling = TREC_NAMES[family][1]
     if not dot:
-        return family, list(spelling.family) or [None]
+        return family, list(TREC_NAMES[family][1].family) or [None]
+    return family, _parameters(family, params)
+
+
+def _parameters(family: str, params: str) -> list[str]:
+    """A trec_eval measure's parameter text as the parameters it lists: P.5,10 lists two measures,
+    utility.1,-1,0,0 and ndcg.1=3,2=9 one each."""
     parts = [part.strip() for part in params.split(",")]
-    if len(parts) > 1 and spelling.parameter in _NUMBER_PARAMETERS and all(
+    if len(parts) > 1 and TREC_NAMES[family][1].parameter in _NUMBER_PARAMETERS and all(
             re.fullmatch(r"\d*\.?\d+", part) for part in parts):
-        return family, parts
-    return family, [params]
+        return parts
+    return [params]
 
 
 def trec_eval_measures(arguments: list[str], trec_order: bool = False) -> list[str]:

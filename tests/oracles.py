@@ -30,6 +30,7 @@ definition in README.md ("Metric reference", "Conventions"). The conventions eve
 from __future__ import annotations
 
 import atexit
+import functools
 import itertools
 import json
 import math
@@ -524,9 +525,7 @@ def _source_hash(src: Any) -> str:
     return digest.hexdigest()[:16]
 
 
-_precise: list[Any] = []
-
-
+@functools.cache
 def precise_trec_eval() -> Any:
     """The path of trec_eval 10 built to print per-query values with every digit (built once, cached beside
     the reference binary); skips when ../shared is absent, fails when it cannot be built."""
@@ -534,16 +533,9 @@ def precise_trec_eval() -> Any:
     import tempfile
     from pathlib import Path
 
-    from trec_eval_binary import BUILD_SH, SKIP_REASON, BuildError, trec_eval_binary
+    from trec_eval_binary import BUILD_SH, require_trec_eval
 
-    if _precise:
-        return _precise[0]
-    try:
-        reference = trec_eval_binary()
-    except BuildError as error:
-        pytest.fail(str(error))
-    if reference is None:
-        pytest.skip(SKIP_REASON)
+    reference = require_trec_eval()
     src = BUILD_SH.parent / "src"
     binary = Path(reference).parent / f"precise-{_source_hash(src)}" / "trec_eval"
     if not binary.is_file():
@@ -560,7 +552,6 @@ def precise_trec_eval() -> Any:
             if done.returncode != 0:
                 pytest.fail(f"building the full-precision trec_eval failed: {done.stdout[-2000:]}{done.stderr[-2000:]}")
             os.replace(Path(build) / "trec_eval", binary)
-    _precise.append(binary)
     return binary
 
 

@@ -46,9 +46,9 @@ def trec_eval_binary() -> Path | None:
     return path
 
 
-@pytest.fixture(scope="session")
-def trec_eval() -> Path:
-    """The trec_eval 10 binary; skips the test when it is not available (see SKIP_REASON)."""
+def require_trec_eval() -> Path:
+    """The trec_eval 10 binary, for a test: skips it when the binary is not available (see
+    SKIP_REASON), fails it when build.sh cannot build one."""
     try:
         path = trec_eval_binary()
     except BuildError as error:
@@ -56,3 +56,9 @@ def trec_eval() -> Path:
     if path is None:
         pytest.skip(SKIP_REASON)
     return path
+
+
+@pytest.fixture(scope="session")
+def trec_eval() -> Path:
+    """The trec_eval 10 binary; skips the test when it is not available (see SKIP_REASON)."""
+    return require_trec_eval()
