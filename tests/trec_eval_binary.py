@@ -4,7 +4,7 @@
 gcc into a cache and prints its path; it is run at most once per test session ($TREC_EVAL, when set,
 names a binary to use instead, as tests/test_inputs_trec_eval.py allows). On a plain clone
 without ../shared the binary is unavailable and the tests that need it skip, saying how to enable
-them. When build.sh is there but cannot build the binary, those tests fail: a broken oracle must not
+them (tests/external.py: never under CI). When build.sh is there but cannot build the binary, those tests fail: a broken oracle must not
 pass for an absent one.
 """
 
@@ -16,6 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from external import missing
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD_SH = REPO.parent / "shared" / "tools" / "trec_eval" / "build.sh"
@@ -54,7 +56,7 @@ def require_trec_eval() -> Path:
     except BuildError as error:
         pytest.fail(str(error))
     if path is None:
-        pytest.skip(SKIP_REASON)
+        missing(SKIP_REASON)
     return path
 
 
