@@ -27,7 +27,7 @@ import duckdb
 from duckrank._library import connect
 from duckrank._sql import quote_identifier
 from duckrank.errors import InputError, MeasureError, OptionError
-from duckrank.evaluation import compute
+from duckrank.evaluation import Results, compute
 from duckrank.inputs import fresh_name
 from duckrank.measures import Measure, parse_measures
 
@@ -59,6 +59,7 @@ class Comparison:
     by: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    per_query_table: str | None = None  # compare's input: ([segments,] metric_order, metric, run, query_id, value)
 
     @property
     def columns(self) -> list[str]:
@@ -81,6 +82,14 @@ class Comparison:
         relation = self.relation
         names = relation.columns
         return [dict(zip(names, row)) for row in relation.fetchall()]
+
+    def plot(self, kind: str = "diff") -> Any:
+        """A figure of this comparison (needs duckrank[plot]): diff (each mean difference with its
+        interval), per-query (each query's difference, sorted), distribution (per-query values per
+        run, or per segment with by=). Curves need the qrels: duckrank.report(...).plot("pr")."""
+        from duckrank.reporting import comparison_figure
+
+        return comparison_figure(self, kind)
 
     def as_dict(self) -> dict[Any, Any]:
         """{measure: {run: row}}; with segments {segment: {measure: {run: row}}} (a tuple for several)."""
@@ -158,7 +167,8 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
             permutations: int = 10_000, bootstrap: int = 10_000, seed: int = 0, confidence: float = 0.95,
             alpha: float = 0.05, correction: str = "holm", test: str = "t", complete: bool = False,
             by: list[str] | str | None = None, run_names: list[str] | None = None,
-            con: duckdb.DuckDBPyConnection | None = None, **options: Any) -> Comparison:
+            con: duckdb.DuckDBPyConnection | None = None, results: Results | None = None,
+            **options: Any) -> Comparison:
     """Compare every run with the baseline (the first run unless `baseline=` names one).
 
     For each measure (and segment, `by=`) and run: the mean over the queries every run answered
@@ -170,7 +180,9 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
     queries; and the effect size (mean difference / sd of the differences). `seed` makes every
     random draw reproducible. `complete=True` scores a query a run did not answer as 0 instead of
     leaving it out. Other options (conventions, column names, formats, engine settings) are
-    duckrank.compute's.
+    duckrank.compute's. `results` (on `con`) skips that evaluation: duckrank.compute's results
+    for these measures, then num_ret, then any others, with the same options (duckrank.report
+    evaluates its curves in the same pass).
     """
     settings = _check_settings({"permutations": permutations, "bootstrap": bootstrap, "seed": seed,
                                 "confidence": confidence, "alpha": alpha, "correction": correction,
@@ -187,8 +199,11 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
     con = con if con is not None else connect()
     spellings = [m.spelling for m in parsed]
     presence = len(spellings)  # a hidden num_ret tells which queries each run answered
-    results = compute(qrels, runs, [*spellings, "num_ret"], run_names=run_names, complete=complete, by=segments,
-                      con=con, **options)
+    if results is None:
+        results = compute(qrels, runs, [*spellings, "num_ret"], run_names=run_names, complete=complete,
+                          by=segments, con=con, **options)
+    elif [m.spelling for m in results.measures[:presence + 1]] != [*spellings, "num_ret"] or results.by != segments:
+        raise OptionError("results= must hold the compared measures, then num_ret, segmented the same way")
     names = list(results.runs)
     if len(names) < 2:
         raise OptionError(f"compare needs at least two runs; got one ({names[0]!r}). Pass two or more "
@@ -213,7 +228,8 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
         if "duckrank: " in message:
             raise InputError(message.split("duckrank: ", 1)[1].strip()) from None
         raise
-    comparison = Comparison(con, table, names, base, parsed, segments, notes, {**settings, "complete": complete})
+    comparison = Comparison(con, table, names, base, parsed, segments, notes, {**settings, "complete": complete},
+                            per_query)
     _check_testable(comparison)
     comparison.notes.extend(_row_notes(comparison))
     return comparison
@@ -228,7 +244,7 @@ def _per_query_table(con: duckdb.DuckDBPyConnection, results: str, presence: int
     keys = "".join(f"r.{quote_identifier(b)}, " for b in by)
     source = (f"SELECT {keys}r.measure_index AS metric_order, m.measure AS metric, r.run, r.query_id, r.value "
               f"FROM {results} r JOIN {results}_measures m USING (measure_index) "
-              f"WHERE r.measure_index <> {presence} AND r.query_id IS NOT NULL")
+              f"WHERE r.measure_index < {presence} AND r.query_id IS NOT NULL")
     if complete and by:
         key_list = "".join(f"{quote_identifier(b)}, " for b in by)
         joined = " AND ".join([*(f"v.{quote_identifier(b)} IS NOT DISTINCT FROM k.{quote_identifier(b)}" for b in by),

@@ -1,4 +1,4 @@
-"""The duckrank command line: `duckrank eval|compare|metrics|sql|convert`, one module per command.
+"""The duckrank command line: `duckrank eval|compare|report|plot|metrics|sql|convert`, one module per command.
 
 Each command maps onto one facade function (duckrank.evaluation.compute, duckrank.comparison.compare,
 duckrank.catalog.catalog, duckrank._library.library_sql, duckrank.inputs.read_table/write_table); the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import click
 
 from duckrank import __version__
-from duckrank.cli import compare, convert, evaluate, metrics, sql
+from duckrank.cli import compare, convert, evaluate, metrics, plot, report, sql
 from duckrank.cli.common import CONTEXT_SETTINGS
 
 
@@ -27,12 +27,13 @@ def main() -> None:
       duckrank eval qrels.txt run.txt -m ndcg_cut.10 -m map
       duckrank eval qrels.parquet a.parquet b.parquet -m nDCG@10 -q --format csv
       duckrank eval --log clicks.parquet --label clicked -m auc -m gauc
+      duckrank report qrels.parquet a.parquet b.parquet -o report.html
       duckrank metrics
       duckrank sql | duckdb my.db
       duckrank convert run.txt run.parquet
     """
 
 
-for command in (evaluate.eval_command, compare.compare_command, metrics.metrics_command, sql.sql_command,
-                convert.convert_command):
+for command in (evaluate.eval_command, compare.compare_command, report.report_command, plot.plot_command,
+                metrics.metrics_command, sql.sql_command, convert.convert_command):
     main.add_command(command)

@@ -1,0 +1,168 @@
+"""`duckrank report QRELS RUN [RUN ...] -o report.html`: one self-contained HTML page comparing runs.
+
+The command maps onto duckrank.reporting.report; this module parses options (reporting every bad
+one at once) and leaves the numbers to duckrank.compare and duckrank.compute. `duckrank plot`
+(duckrank.cli.plot) shares its options. Both need the extra duckrank[plot] (matplotlib).
+
+Exit status: 0 success, 1 a data problem, 2 a usage problem (also: the extra is not installed).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import shlex
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from duckrank.cli.common import (
+    CONTEXT_SETTINGS,
+    INPUT_FORMATS,
+    Problems,
+    check_engine,
+    check_output,
+    clean_message,
+    column_options,
+    convention_options,
+    engine_options,
+    facade_format,
+    handle_errors,
+    read_conventions,
+)
+
+DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
+INSTALL_HINT = "plots need matplotlib, an optional extra: pip install 'duckrank[plot]'"
+
+
+def require_plot_extra() -> None:
+    """Exit 2 with one line when matplotlib is missing, before reading any input."""
+    if importlib.util.find_spec("matplotlib") is None:
+        click.echo(f"Error: {INSTALL_HINT}", err=True)
+        raise click.exceptions.Exit(2)
+
+
+def report_options(function: Callable) -> Callable:
+    """What report and plot share: measures, baseline, --by, the statistics, conventions, columns,
+    input formats and engine settings; the command receives them as one dict, `request`."""
+
+    @functools.wraps(function)
+    def command(*args, **kwargs):
+        names = ("measures", "baseline", "segments", "permutations", "bootstrap", "seed", "confidence", "alpha",
+                 "correction", "test", "conventions", "query_col", "doc_col", "score_col", "relevance_col",
+                 "run_format", "qrels_format", "threads", "memory_limit", "temp_dir")
+        return function(*args, request={name: kwargs.pop(name) for name in names}, **kwargs)
+
+    for decorate in reversed([
+        click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+                     help=f"A headline measure, repeatable (a mean of per-query values): map, ndcg_cut.10, "
+                          f"nDCG@10, P.5,10. Default: {', '.join(DEFAULT_MEASURES)}. A measure with a cutoff "
+                          "(ERR@20) also gets a curve over k."),
+        click.option("--baseline", metavar="RUN", help="The run the others are compared with: its path, file name "
+                                                       "or stem (default: the first run)."),
+        click.option("--by", "segments", metavar="COL",
+                     help="Also show the per-query distributions per value of COL, a column of the runs."),
+        click.option("--permutations", metavar="N", help="Sign flips of the randomization test (default 10000)."),
+        click.option("--bootstrap", metavar="N", help="Bootstrap replicates for the intervals (default 10000)."),
+        click.option("--seed", metavar="N", help="Seed of every random draw (default 0)."),
+        click.option("--confidence", metavar="LEVEL", help="Level of the bootstrap intervals (default 0.95)."),
+        click.option("--alpha", metavar="A", help="Significance level (default 0.05)."),
+        click.option("--correction", metavar="METHOD", help="holm (default) or bh."),
+        click.option("--test", metavar="TEST", help="t (default) or randomization: whose adjusted p marks "
+                                                    "significance."),
+        convention_options(also={"complete": ("--complete",)}),
+        column_options,
+        click.option("--run-format", metavar="FORMAT",
+                     help=f"Read runs as {', '.join(INPUT_FORMATS)} instead of detecting it."),
+        click.option("--qrels-format", metavar="FORMAT",
+                     help=f"Read the qrels as {', '.join(INPUT_FORMATS)} instead of detecting it."),
+        engine_options,
+    ]):
+        command = decorate(command)
+    return command
+
+
+def read_request(problems: Problems, request: dict[str, Any], inputs: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """The headline measures and duckrank.reporting.report's keyword arguments; bad values go to
+    `problems` (all reported at once)."""
+    settings = {
+        "permutations": problems.integer("--permutations", request["permutations"], 0),
+        "bootstrap": problems.integer("--bootstrap", request["bootstrap"], 0),
+        "seed": problems.integer("--seed", request["seed"], 0),
+        "confidence": problems.fraction("--confidence", request["confidence"]),
+        "alpha": problems.fraction("--alpha", request["alpha"]),
+        "correction": problems.choice("--correction", request["correction"], ("holm", "bh")),
+        "test": problems.choice("--test", request["test"], ("t", "randomization")),
+    }
+    conventions = read_conventions(problems, request["conventions"])
+    run_fmt = problems.choice("--run-format", request["run_format"], INPUT_FORMATS)
+    qrels_fmt = problems.choice("--qrels-format", request["qrels_format"], INPUT_FORMATS)
+    engine = check_engine(problems, request["threads"], request["memory_limit"], request["temp_dir"])
+
+    from duckrank.errors import MeasureError
+    from duckrank.measures import expand_measures, parse_measure
+
+    spellings: list[str] = []
+    try:
+        expanded = expand_measures(list(request["measures"]) or list(DEFAULT_MEASURES))
+    except MeasureError as error:
+        problems.add(clean_message(error))
+        expanded = []
+    for spelling in expanded:
+        try:
+            parse_measure(spelling)
+        except MeasureError as error:
+            problems.add(clean_message(error))
+            continue
+        if spelling not in spellings:
+            spellings.append(spelling)
+    options = {key: value for key, value in {**settings, **conventions, **engine}.items() if value is not None}
+    options.update({key: value for key, value in {
+        "run_format": facade_format(run_fmt, "run"), "qrels_format": facade_format(qrels_fmt, "qrels"),
+        "query_col": request["query_col"], "doc_col": request["doc_col"], "score_col": request["score_col"],
+        "relevance_col": request["relevance_col"], "baseline": request["baseline"], "by": request["segments"],
+    }.items() if value is not None})
+    return spellings, options
+
+
+def command_line() -> str:
+    """The command as typed, for the report's record of what produced it."""
+    return shlex.join(["duckrank", *sys.argv[1:]])
+
+
+@click.command("report", context_settings=CONTEXT_SETTINGS)
+@click.argument("qrels", metavar="QRELS")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN [RUN ...]")
+@click.option("-o", "--output", "output_path", metavar="FILE", required=True,
+              help="The HTML file to write (atomically: nothing is left behind on failure); - for stdout.")
+@report_options
+@click.option("--quiet", is_flag=True, help="No notes on stderr.")
+@handle_errors
+def report_command(qrels, runs, output_path, request, quiet):
+    """Write one self-contained HTML page comparing runs: the summary table (compare's CIs, adjusted
+    p-values, W/T/L), precision-recall and measure@k curves, per-query wins and losses, per-query
+    distributions (per segment with --by) and the data's shape. It opens offline.
+
+    \b
+    Examples:
+      duckrank report qrels.parquet bm25.parquet dense.parquet -o report.html
+      duckrank report qrels.txt a.txt b.txt c.txt --baseline b -m ndcg_cut.10 -m ERR@20 -o r.html
+      duckrank report qrels.parquet a.parquet b.parquet --by country -o report.html
+
+    One run gives the page without the comparison. Needs the extra: pip install 'duckrank[plot]'.
+    """
+    require_plot_extra()
+    problems = Problems()
+    spellings, options = read_request(problems, request, [qrels, *runs])
+    check_output(problems, "html", output_path, [qrels, *runs])
+    problems.raise_if_any()
+
+    from duckrank.reporting import report
+
+    result = report(qrels, list(runs), None, spellings, command=command_line(), **options)
+    result.save(output_path)
+    if not quiet:
+        for note in result.data.notes:
+            click.echo(f"Note: {clean_message(note)}", err=True)
