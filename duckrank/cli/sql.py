@@ -1,31 +1,72 @@
-"""`duckrank sql`: the whole macro library as SQL, to install in any DuckDB database."""
+"""`duckrank sql`: the whole macro library as SQL, to install in any DuckDB database; or, with
+--dialect spark, the Spark SQL query that computes some measures (rendered from the same library)."""
 
 from __future__ import annotations
 
 import click
 
 from duckrank import _output as output
-from duckrank.cli.common import CONTEXT_SETTINGS, Problems, check_output, handle_errors
+from duckrank.cli.common import (
+    CONTEXT_SETTINGS,
+    Problems,
+    as_flags,
+    check_output,
+    clean_message,
+    convention_options,
+    handle_errors,
+    read_conventions,
+)
 
 
 @click.command("sql", context_settings=CONTEXT_SETTINGS)
 @click.option("-o", "--output", "output_path", metavar="FILE",
               help="Write to FILE (atomically) instead of stdout.")
+@click.option("--dialect", type=click.Choice(["duckdb", "spark"]), default="duckdb", show_default=True,
+              help="duckdb: the macro library. spark: one Spark SQL query computing the -m measures over the "
+                   "tables --qrels-table and --run-table (needs pip install 'duckrank[spark]').")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help="With --dialect spark: a measure, repeatable (as for duckrank eval). Default: map.")
+@click.option("-q", "per_query", is_flag=True, help="With --dialect spark: per-query rows instead of the summary.")
+@click.option("--qrels-table", default="qrels", show_default=True, metavar="NAME",
+              help="With --dialect spark: the table (query_id, doc_id, relevance) the query reads.")
+@click.option("--run-table", default="run", show_default=True, metavar="NAME",
+              help="With --dialect spark: the table (query_id, doc_id, score) the query reads.")
+@convention_options()
 @handle_errors
-def sql_command(output_path):
-    """Print the whole macro library as SQL.
+def sql_command(output_path, dialect, measures, per_query, qrels_table, run_table, conventions):
+    """Print the whole macro library as SQL, or a Spark SQL query.
 
     \b
     Install it in any DuckDB database:
       duckrank sql | duckdb my.db
     then call e.g. SELECT * FROM duckrank.ndcg('qrels.parquet', 'run.parquet', k := 10).
+
+    \b
+    Or run the measures where Spark SQL runs (Databricks, EMR, Spark Connect):
+      duckrank sql --dialect spark -m ndcg@10 -m map --run-table logs.run
     """
     problems = Problems()
     check_output(problems, "sql", output_path, [])
+    conventions = read_conventions(problems, conventions)
+    if dialect == "duckdb" and (measures or per_query or conventions):
+        problems.add("-m, -q and the conventions choose a Spark query; add --dialect spark")
     problems.raise_if_any()
-    from duckrank._library import library_sql
+    if dialect == "spark":
+        from duckrank import spark
+        from duckrank.errors import DuckrankError
 
-    text = library_sql()
+        try:
+            text = spark.sql(list(measures) or ["map"], qrels=qrels_table, run=run_table, per_query=per_query,
+                             **conventions)
+        except DuckrankError as error:
+            for line in clean_message(error).splitlines():
+                problems.add(as_flags(line))
+            problems.raise_if_any()
+            raise
+    else:
+        from duckrank._library import library_sql
+
+        text = library_sql()
     if not text.endswith("\n"):
         text += "\n"
     with output.text_output(output_path) as stream:

@@ -1,0 +1,268 @@
+"""duckrank on Apache Spark: the same measures, computed by Spark SQL rendered from sql/.
+
+    from duckrank import spark as duckrank_spark
+    per_query = duckrank_spark.evaluate(spark, "qrels.parquet", "run.parquet", ["ndcg@10", "map"],
+                                        per_query=True)
+
+Needs the `spark` extra (pyspark, sqlglot) and Java. The SQL is duckrank's own macros, inlined and
+rendered for Spark by duckrank/spark/_render.py; `duckrank sql --dialect spark -m ...` prints it.
+Every measure of one ranking convention is one column of one wide row per query, unpivoted at the
+end, so Spark plans one pass however many measures are asked for.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+from duckrank.errors import InputError, OptionError
+
+# Options of duckrank.evaluate that the Spark engine honours; the rest are refused, never ignored.
+CONVENTION_OPTIONS = ("ties", "rel_level", "max_rank", "complete", "empty", "unjudged", "gain", "duplicates")
+COLUMN_OPTIONS = {"query_col": "query_id", "doc_col": "doc_id", "score_col": "score", "relevance_col": "relevance"}
+_counter = itertools.count()
+
+
+def _conventions(options: dict[str, Any], parsed: list) -> tuple[dict[str, Any], list]:
+    """The conventions with the registry's defaults, checked exactly as the DuckDB engine checks them
+    (the checks are the library's, run on DuckDB: they read no data)."""
+    from duckrank._library import shared_cursor
+    from duckrank.evaluation import option_problems
+    from duckrank.registry import CONVENTIONS
+
+    unknown = sorted(set(options) - set(CONVENTION_OPTIONS))
+    if unknown:
+        raise OptionError(f"the Spark engine does not take {', '.join(unknown)}; it takes "
+                          f"{', '.join(CONVENTION_OPTIONS)} and the column names {', '.join(COLUMN_OPTIONS)}")
+    given = {name: value for name, value in options.items() if value is not None}
+    if given.get("gain") is not None:
+        parsed = [m.with_default("gain", given["gain"]) for m in parsed]
+    con = shared_cursor()
+    try:
+        problems = option_problems(con, given, parsed)
+    finally:
+        con.close()
+    if problems:
+        raise OptionError("\n".join(problems))
+    conventions = {name: convention.param.default for name, convention in CONVENTIONS.items()}
+    conventions.update({name: value for name, value in given.items() if name in CONVENTIONS})
+    if conventions["ties"] == "input":
+        raise OptionError("ties := 'input' needs the order of the input rows, which Spark does not keep; "
+                          "use ties := 'trec' (or pessimistic, optimistic, average) with the Spark engine")
+    log_measures = [m.spelling for m in parsed if m.summary == "log"]
+    if log_measures:
+        raise OptionError(f"{', '.join(log_measures)} read a whole log, which the Spark engine does not compute; "
+                          f"use the DuckDB engine for them")
+    text_measures = [m.spelling for m in parsed if getattr(m.metric, "value", "number") == "text"]
+    if text_measures:
+        raise OptionError(f"{', '.join(text_measures)} print text, which the Spark engine does not compute; "
+                          f"use the DuckDB engine for them")
+    return conventions, parsed
+
+
+def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, Any],
+                   labels: tuple[str, str] = ("qrels", "run"), pretty: bool = False) -> str:
+    """Spark SQL with columns (query_id, measure_index, value): for each group of measures sharing
+    the ranking options, one ranked pass and one wide row per query, unpivoted with stack()."""
+    from duckrank.registry import RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS
+    from duckrank.spark import _render
+
+    groups: dict[tuple, list[int]] = {}
+    for index, measure in enumerate(parsed):
+        groups.setdefault(measure.relation_key(conventions["rel_level"]), []).append(index)
+    parts = []
+    for key, indexes in groups.items():
+        rel_level, *ranked_options = key
+        values = {**conventions, "rel_level": rel_level, **dict(zip(RANKED_OPTIONS, ranked_options)),
+                  "judged_only": all(parsed[i].metric.reads == "judged" for i in indexes)}
+        values["gain_map"] = dict(values["gain_map"])
+        values = {name: values[name] for name in RANK_QUERIES_ARGUMENTS}
+        ranked = _render.ranked_query(qrels, run, labels[0], labels[1], values).sql("spark", pretty=pretty)
+        empty = _render.spark_literal(conventions["empty"]).sql("duckdb")
+        columns = ", ".join(
+            _render.spark_sql(_render.measure_expression(
+                f"duckrank.empty_policy({parsed[i].aggregate_sql()}, q.num_rel, {empty})")) + f" AS m{i}"
+            for i in indexes)
+        stacked = ", ".join(f"{i}, CAST(m{i} AS DOUBLE)" for i in indexes)
+        parts.append(f"SELECT query_id, measure_index, value FROM (\n"
+                     f"  SELECT query_id, stack({len(indexes)}, {stacked}) AS (measure_index, value) FROM (\n"
+                     f"    SELECT q.query_id, {columns}\n"
+                     f"    FROM (\n{ranked}\n) q)) WHERE value IS NOT NULL")
+    return "\nUNION ALL\n".join(parts)
+
+
+_SUMMARY = {"mean": "avg(value)", "sum": "sum(value)", "count": "CAST(count(*) AS DOUBLE)",
+            "gmean": "exp(avg(ln(greatest(value, CAST(0.00001 AS DOUBLE)))))"}
+
+
+def _summary_sql(per_query: str, parsed: list) -> str:
+    rules = " ".join(f"WHEN {i} THEN {_SUMMARY[m.summary]}" for i, m in enumerate(parsed))
+    names = ", ".join(f"({i}, {_string(m.spelling)})" for i, m in enumerate(parsed))
+    return (f"SELECT m.measure, s.value FROM (SELECT measure_index, CASE measure_index {rules} END AS value "
+            f"FROM ({per_query}) GROUP BY measure_index) s "
+            f"JOIN (VALUES {names}) AS m(measure_index, measure) USING (measure_index) ORDER BY s.measure_index")
+
+
+def _string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def sql(measures: list[str] | str = ("map",), *, qrels: str = "qrels", run: str = "run", per_query: bool = False,
+        **options: Any) -> str:
+    """The Spark SQL that evaluates `measures` over the tables (or views) `qrels` (query_id, doc_id,
+    relevance) and `run` (query_id, doc_id, score): the summary (measure, value), or per query
+    (query_id, measure, value). Runs anywhere Spark SQL does: Databricks, EMR, Spark Connect."""
+    from duckrank.measures import parse_measures
+
+    parsed = parse_measures(list(measures) if not isinstance(measures, str) else [measures])
+    conventions, parsed = _conventions(options, parsed)
+    per_query_sql = _per_query_sql(qrels, run, parsed, conventions, (qrels, run), pretty=True)
+    if per_query:
+        names = ", ".join(f"({i}, {_string(m.spelling)})" for i, m in enumerate(parsed) if m.metric.per_query)
+        return (f"SELECT p.query_id, m.measure, p.value FROM ({per_query_sql}) p\n"
+                f"JOIN (VALUES {names}) AS m(measure_index, measure) USING (measure_index)\n"
+                f"ORDER BY p.query_id, p.measure_index\n")
+    return _summary_sql(per_query_sql, parsed) + "\n"
+
+
+def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None]) -> tuple[str, str, dict[str, str]]:
+    """A temporary view over a DataFrame, a table name or a Parquet path (file or folder, hive-
+    partitioned too) with the standard columns; and the name messages use for it."""
+    from pyspark.sql import DataFrame
+
+    wanted = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}[kind]
+    if isinstance(source, DataFrame):
+        frame, label = source, f"{kind} DataFrame"
+    elif isinstance(source, str) and re.fullmatch(r"[A-Za-z_][\w.]*", source) and spark.catalog.tableExists(source):
+        frame, label = spark.table(source), f"{kind} table {source!r}"
+    elif isinstance(source, str):
+        import os
+        if not os.path.exists(source) and "://" not in source:
+            raise InputError(f"{kind} {source!r} is neither a Spark table nor a file or folder; check the path")
+        if os.path.isfile(source) and not source.endswith(".parquet"):
+            raise InputError(f"{kind} {source!r}: the Spark engine reads Parquet files and folders (or Spark "
+                             f"tables); convert it first with `duckrank convert`")
+        frame, label = spark.read.parquet(source), f"{kind} {source!r}"
+    else:
+        raise InputError(f"{kind} must be a Spark DataFrame, a table name or a Parquet path; got {type(source).__name__}")
+    types = dict(frame.dtypes)
+    mapping = {std: columns.get(option) or std for option, std in COLUMN_OPTIONS.items() if std in wanted}
+    missing = [given for given in mapping.values() if given not in types]
+    if missing:
+        raise InputError(f"{label} has no column {', '.join(repr(m) for m in missing)}; its columns are "
+                         f"{', '.join(repr(c) for c in types)}; name yours with query_col=, doc_col=, score_col=, "
+                         f"relevance_col=")
+    for std in wanted[2:]:
+        if types[mapping[std]] in ("string", "binary", "boolean") or types[mapping[std]].startswith(("array", "struct")):
+            raise InputError(f"{label}: column {mapping[std]!r} holds {types[mapping[std]]}, but {std} must be "
+                             f"numeric; cast it")
+    name = f"duckrank_{kind}_{next(_counter)}"
+    frame.selectExpr(*(f"`{given}` AS {std}" for std, given in mapping.items())).createOrReplaceTempView(name)
+    return name, label, {std: types[given] for std, given in mapping.items()}
+
+
+def _prepare(spark: Any, qrels: Any, run: Any, measures: list[str] | str, options: dict[str, Any]) -> tuple[list, str]:
+    """The parsed measures and the per-query Spark SQL over views of the inputs."""
+    from duckrank.measures import parse_measures
+
+    columns = {name: options.pop(name) for name in list(options) if name in COLUMN_OPTIONS}
+    parsed = parse_measures(list(measures) if not isinstance(measures, str) else [measures])
+    conventions, parsed = _conventions(options, parsed)
+    qrels_view, qrels_label, qrels_types = _view(spark, qrels, "qrels", columns)
+    run_view, run_label, run_types = _view(spark, run, "run", columns)
+    for column in ("query_id", "doc_id"):
+        if (run_types[column] == "string") != (qrels_types[column] == "string"):
+            raise InputError(f"{run_label} has {column} of type {run_types[column]} but {qrels_label} has "
+                             f"{qrels_types[column]}; ids are compared as given, so make both strings or both integers")
+    return parsed, _per_query_sql(qrels_view, run_view, parsed, conventions, (qrels_label, run_label))
+
+
+def evaluate(spark: Any, qrels: Any, run: Any, measures: list[str] | str = ("map",), *, per_query: bool = False,
+             **options: Any) -> Any:
+    """Evaluate `run` against `qrels` on Spark: a DataFrame (measure, value), or with per_query=True
+    (query_id, measure, value). qrels and run are Spark DataFrames, table names or Parquet paths.
+    Options: the conventions ties (not 'input'), rel_level, max_rank, complete, empty, unjudged, gain,
+    duplicates, and the column names query_col, doc_col, score_col, relevance_col. The numbers are
+    the DuckDB engine's (tests/test_spark.py holds them to 1e-12 per query). Spark evaluates lazily:
+    bad data raises when the result is collected, with duckrank's message (see spark_errors())."""
+    parsed, per_query_sql = _prepare(spark, qrels, run, measures, dict(options))
+    if per_query:
+        names = ", ".join(f"({i}, {_string(m.spelling)})" for i, m in enumerate(parsed) if m.metric.per_query)
+        return spark.sql(f"SELECT p.query_id, m.measure, p.value FROM ({per_query_sql}) p "
+                         f"JOIN (VALUES {names}) AS m(measure_index, measure) USING (measure_index) "
+                         f"ORDER BY p.query_id, p.measure_index")
+    return spark.sql(_summary_sql(per_query_sql, parsed))
+
+
+def input_error(error: Exception) -> InputError | None:
+    """duckrank's own message inside a Spark exception (raised by the SQL's checks), if any."""
+    found = re.search(r"duckrank: (.*?)(?:\n\s*(?:at |JVM stacktrace|== )|\"?\s*$|\. SQLSTATE)", str(error), re.DOTALL)
+    return InputError(found.group(1).strip()) if found else None
+
+
+def session() -> Any:
+    """The active SparkSession, or a new local one (spark-submit, SPARK_REMOTE and spark-defaults.conf
+    decide where it runs); a clear error when pyspark or Java is missing."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise OptionError("the Spark engine needs pyspark: pip install 'duckrank[spark]'") from None
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    try:
+        spark = SparkSession.builder.appName("duckrank").config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    except Exception as error:  # pyspark raises its own error types when the JVM does not start
+        if "JAVA" in str(error).upper():
+            raise OptionError("the Spark engine needs Java 17 or newer (e.g. apt-get install openjdk-17-jre-headless) "
+                              "and JAVA_HOME or java on the PATH") from None
+        raise
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any = None, **options: Any) -> Any:
+    """duckrank.evaluation.Results whose per-query values Spark computed: the rows are collected
+    into a DuckDB table of `con`, so the CLI formats them as it formats the DuckDB engine's."""
+    from duckrank.evaluation import Results
+    from duckrank.inputs import fresh_name
+
+    spark = spark or session()
+    parsed, per_query_sql = _prepare(spark, qrels, run, measures, dict(options))
+    try:
+        rows = spark.sql(f"SELECT 0 AS run_index, query_id, measure_index, value FROM ({per_query_sql})").toArrow()
+    except Exception as error:
+        raise input_error(error) or error from None
+    if rows.num_rows == 0:
+        raise InputError(f"no query_id in common between run {run!r} and qrels {qrels!r}; check that both "
+                         f"describe the same queries")
+    name = str(run)
+    table = fresh_name("results")
+    con.register(f"{table}_arrow", rows)
+    con.execute(f"CREATE TEMP TABLE {table} AS SELECT 0 AS run_index, '{name.replace(chr(39), chr(39) * 2)}' AS run, "
+                f"query_id, CAST(measure_index AS INTEGER) AS measure_index, value FROM {table}_arrow").fetchall()
+    con.unregister(f"{table}_arrow")
+    measure_rows = [(i, m.spelling, m.metric.per_query) for i, m in enumerate(parsed)]
+    con.execute(f"CREATE TEMP TABLE {table}_measures (measure_index INTEGER, measure VARCHAR, per_query BOOLEAN)")
+    con.executemany(f"INSERT INTO {table}_measures VALUES (?, ?, ?)", measure_rows)
+    return Results(con, [name], parsed, table)
+
+
+def cli_problems(log: Any, runs: tuple, segments: tuple, run_format: str | None, qrels_format: str | None,
+                 engine: dict[str, Any]) -> list[str]:
+    """What `duckrank eval --engine spark` cannot do, each as a line for the CLI's problem list."""
+    problems = []
+    if log is not None:
+        problems.append("--engine spark scores QRELS RUN, not --log; use the DuckDB engine for logs")
+    if len(runs) > 1:
+        problems.append("--engine spark scores one run at a time; give one RUN")
+    if segments:
+        problems.append("--engine spark has no --by; use the DuckDB engine for segments")
+    if (run_format or qrels_format) not in (None, "parquet") or (run_format and qrels_format and
+                                                               "parquet" not in (run_format, qrels_format)):
+        problems.append("--engine spark reads Parquet files and folders; convert other inputs with duckrank convert")
+    if engine:
+        problems.append(f"{', '.join('--' + name.replace('_', '-') for name in engine)} set DuckDB's engine; "
+                        f"Spark's memory and cores are set by spark-submit or spark-defaults.conf")
+    return problems

@@ -1,0 +1,400 @@
+"""Render duckrank's macros (sql/00..41) as Spark SQL: parse them with a pinned sqlglot, inline every
+duckrank.* macro call, then rewrite the few DuckDB constructs sqlglot would otherwise render wrongly
+or not at all (ANONYMOUS_REWRITES and _to_spark). The math is never written twice: this module
+holds no metric. What the macros may use is listed in sql/README.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from duckrank._library import library_files
+from duckrank.errors import OptionError
+
+_MACRO = re.compile(r"CREATE OR REPLACE MACRO duckrank\.(\w+)\((.*?)\) AS( TABLE)?\s*(.*?);\s*\nCOMMENT ON MACRO",
+                    re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Macro:
+    name: str
+    params: tuple[str, ...]
+    body: exp.Expression
+    table: bool
+
+
+@cache
+def macros() -> dict[str, Macro]:
+    """The hand-written macros of sql/ (the generated 60_measures.sql only wraps them)."""
+    found = {}
+    for path in library_files():
+        if path.name.startswith("60_"):
+            continue
+        for name, params, table, body in _MACRO.findall(path.read_text(encoding="utf-8")):
+            found[name] = Macro(name, tuple(p.strip() for p in params.split(",") if p.strip()),
+                                sqlglot.parse_one(body, read="duckdb"), bool(table))
+    return found
+
+
+def _macro_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | None:
+    """(name, arguments) when node calls duckrank.<name>(...)."""
+    if (isinstance(node, exp.Dot) and isinstance(node.this, exp.Identifier) and node.this.name == "duckrank"
+            and isinstance(node.expression, exp.Anonymous)):
+        return node.expression.name, list(node.expression.expressions)
+    return None
+
+
+def _substitute(body: exp.Expression, values: dict[str, exp.Expression]) -> exp.Expression:
+    """A macro body with its parameters replaced: `p` by its argument, `p.field` by argument.field.
+    Lambda variables are identifiers, not columns, so a lambda never has its variable replaced."""
+    def replace(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column):
+            parts = [part.name for part in node.parts]
+            if parts[0] in values:
+                result = values[parts[0]].copy()
+                for field in parts[1:]:
+                    result = exp.Dot(this=result, expression=exp.to_identifier(field))
+                return result
+        return node
+    return body.copy().transform(replace)
+
+
+def inline(expression: exp.Expression, values: dict[str, exp.Expression] | None = None) -> exp.Expression:
+    """expression with every duckrank.* scalar macro call replaced by its body, recursively."""
+    def expand(node: exp.Expression) -> exp.Expression:
+        call = _macro_call(node)
+        if call is None:
+            return node
+        name, arguments = call
+        macro = macros()[name]
+        if len(arguments) != len(macro.params):
+            raise ValueError(f"duckrank.{name} takes {len(macro.params)} arguments, got {len(arguments)}")
+        return inline(_substitute(macro.body, dict(zip(macro.params, arguments))))
+    if values:
+        expression = _substitute(expression, values)
+    return expression.transform(expand)
+
+
+# --- DuckDB -> Spark: what sqlglot does not translate, or translates into something else ---------
+
+def _function(name: str, *args: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _lambda(variables: list[str], body: exp.Expression) -> exp.Lambda:
+    return exp.Lambda(this=body, expressions=[exp.to_identifier(v) for v in variables])
+
+
+def _ident(name: str) -> exp.Expression:
+    return exp.to_identifier(name)
+
+
+def _sum_of(array: exp.Expression, average: bool = False) -> exp.Expression:
+    """list_sum / list_avg: the non-NULL elements summed in order; NULL for none, as DuckDB."""
+    kept = _function("filter", array, _lambda(["x"], exp.Not(this=exp.Is(this=_ident("x"), expression=exp.Null()))))
+    total = _function("aggregate", kept, exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE")),
+                      _lambda(["acc", "x"], exp.Add(this=_function("coalesce", _ident("acc"), exp.Literal.number(0)),
+                                                    expression=_ident("x"))))
+    if not average:
+        return total
+    return exp.Div(this=total, expression=_function("nullif", _function("size", kept.copy()), exp.Literal.number(0)))
+
+
+def _one_based(node: exp.Expression) -> exp.Expression:
+    """list_transform / list_filter with an index: DuckDB counts from 1, Spark from 0."""
+    lam = node.expression if isinstance(node.expression, exp.Lambda) else None
+    if lam is None or len(lam.expressions) != 2:
+        return node
+    index = lam.expressions[1].name
+    body = lam.this.transform(lambda n: exp.Paren(this=exp.Add(this=_ident(index), expression=exp.Literal.number(1)))
+                              if isinstance(n, exp.Identifier) and n.name == index and not isinstance(n.parent, exp.Dot)
+                              and not isinstance(n.parent, exp.Lambda) else n)
+    lam.set("this", body)
+    return node
+
+
+def _bracket(node: exp.Bracket) -> exp.Expression:
+    """x[i] is 1-based in DuckDB and NULL out of range: try_element_at in Spark (element_at and
+    x[i] fail under ANSI mode); x[a:b] is slice(x, a, b - a + 1)."""
+    (index,) = node.expressions
+    if isinstance(index, exp.Slice):
+        start, end = index.this, index.expression
+        length = exp.Add(this=exp.Sub(this=end.copy(), expression=start.copy()), expression=exp.Literal.number(1))
+        return _function("slice", node.this, start, _function("greatest", length, exp.Literal.number(0)))
+    if isinstance(index, exp.Literal) and not index.is_string:
+        # sqlglot stores a literal index 0-based (DuckDB's x[1] parses as 0)
+        index = exp.Literal.number(int(index.this) + 1)
+    return _function("try_element_at", node.this, index)
+
+
+def _sorted_list(node: exp.ArrayAgg) -> exp.Expression:
+    """list(x ORDER BY k DESC, ...): Spark's collect_list has no order, so the keys travel with x in
+    a struct, the structs are sorted and x is taken back out."""
+    order = node.this
+    keys = order.expressions
+    descending = {bool(key.args.get("desc")) for key in keys}
+    if len(descending) != 1:
+        raise ValueError("list(... ORDER BY ...) needs one direction for every key on Spark")
+    fields = [exp.PropertyEQ(this=_ident(f"k{i}"), expression=key.this) for i, key in enumerate(keys)]
+    fields.append(exp.PropertyEQ(this=_ident("v"), expression=order.this))
+    collected = exp.ArrayAgg(this=exp.Struct(expressions=fields))
+    sorted_ = _function("sort_array", collected, exp.Boolean(this=not descending.pop()))
+    result = exp.Transform(this=sorted_, expression=_lambda(["x"], exp.Dot(this=_ident("x"), expression=_ident("v"))))
+    result.meta["collected"] = collected  # an aggregate FILTER (WHERE ...) belongs on collect_list
+    return result
+
+
+def _isfinite(node: exp.Anonymous) -> exp.Expression:
+    (x,) = node.expressions
+    return exp.Paren(this=exp.And(
+        this=exp.Not(this=_function("isnan", x.copy())),
+        expression=exp.NEQ(this=_function("abs", x.copy()),
+                           expression=exp.Cast(this=exp.Literal.string("Infinity"), to=exp.DataType.build("DOUBLE")))))
+
+
+def _reduce(node: exp.Anonymous) -> exp.Expression:
+    array, merge, start = node.expressions
+    return _function("aggregate", array, start, merge)
+
+
+# DuckDB functions by name -> their Spark rendering. Each entry is exercised by the parity tests
+# (tests/test_spark.py); the snapshot test shows what a change of sqlglot does to the output.
+ANONYMOUS_REWRITES: dict[str, Callable[[exp.Anonymous], exp.Expression]] = {
+    "list_sum": lambda n: _sum_of(n.expressions[0]),
+    "list_avg": lambda n: _sum_of(n.expressions[0], average=True),
+    "list_reverse": lambda n: _function("reverse", *n.expressions),
+    "list_reduce": _reduce,
+    "list_unique": lambda n: _function("size", _function("array_distinct", _function(
+        "filter", n.expressions[0], _lambda(["x"], exp.Not(this=exp.Is(this=_ident("x"), expression=exp.Null())))))),
+    "list_bool_or": lambda n: _function("exists", n.expressions[0], _lambda(["x"], _ident("x"))),
+    "cardinality": lambda n: _function("size", *n.expressions),
+    "hash": lambda n: _function("xxhash64", *n.expressions),
+    "error": lambda n: _function("raise_error", *n.expressions),
+    "isfinite": _isfinite,
+}
+
+
+def _to_spark(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ANONYMOUS_REWRITES:
+        return ANONYMOUS_REWRITES[node.name.lower()](node)
+    if isinstance(node, exp.Literal) and not node.is_string and re.search(r"[.eE]", node.this):
+        # a decimal literal is a DECIMAL in Spark (and DuckDB); the math is in doubles
+        return exp.Cast(this=node.copy(), to=exp.DataType.build("DOUBLE"))
+    if isinstance(node, (exp.Transform, exp.ArrayFilter)):
+        return _one_based(node)
+    if isinstance(node, exp.Bracket):
+        return _bracket(node)
+    if isinstance(node, exp.IgnoreNulls) and isinstance(node.this, exp.AnyValue):
+        # DuckDB's any_value skips NULLs; Spark's does when asked (its IGNORE NULLS clashes with FILTER)
+        return _function("any_value", node.this.this, exp.Boolean(this=True))
+    if isinstance(node, exp.Length):  # len() of a list
+        return _function("size", node.this)
+    if isinstance(node, exp.ArrayAgg) and isinstance(node.this, exp.Order):
+        return _sorted_list(node)
+    if isinstance(node, exp.Filter) and "collected" in node.this.meta:
+        collected = node.this.meta.pop("collected")
+        collected.replace(exp.Filter(this=collected.copy(), expression=node.expression))
+        return node.this
+    if isinstance(node, exp.WithinGroup) and isinstance(node.this, exp.PercentileCont):
+        # sqlglot renders percentile_cont as percentile_approx: the exact one is percentile
+        return _function("percentile", node.expression.expressions[0].this, node.this.this)
+    if isinstance(node, exp.Window) and isinstance(node.this, exp.RowNumber) and not node.args.get("order"):
+        # the input order: only ties := 'input' reads it, and Spark refuses that rule (no input order)
+        return exp.Cast(this=exp.Literal.number(0), to=exp.DataType.build("BIGINT"))
+    return node
+
+
+def to_spark(expression: exp.Expression) -> exp.Expression:
+    """An inlined DuckDB expression or query as its Spark equivalent (still an AST). Bottom up, so
+    a rewritten node's parts are rewritten too (sqlglot's transform skips a replaced node's children)."""
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        for key, value in list(node.args.items()):
+            if isinstance(value, exp.Expression):
+                node.set(key, rewrite(value))
+            elif isinstance(value, list):
+                node.set(key, [rewrite(v) if isinstance(v, exp.Expression) else v for v in value])
+        return _to_spark(node)
+    return rewrite(expression.copy())
+
+
+def spark_sql(expression: exp.Expression, pretty: bool = False) -> str:
+    """A Spark AST (measure_expression, ranked_query) as Spark SQL text."""
+    return expression.sql("spark", pretty=pretty)
+
+
+# --- the ranked relation -------------------------------------------------------------------------
+
+def spark_literal(value: Any) -> exp.Expression:
+    """An option value as a Spark literal (numbers as DOUBLE where DuckDB would infer DECIMAL)."""
+    if value is None:
+        return exp.Null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, int):
+        return exp.Literal.number(value)
+    if isinstance(value, float):
+        return exp.Cast(this=exp.Literal.string(repr(value)), to=exp.DataType.build("DOUBLE"))
+    if isinstance(value, dict):
+        keys = exp.Array(expressions=[spark_literal(float(k)) for k in value])
+        values = exp.Array(expressions=[spark_literal(float(v)) for v in value.values()])
+        return exp.Cast(this=_function("map_from_arrays", keys, values), to=exp.DataType.build("MAP<DOUBLE, DOUBLE>"))
+    return exp.Literal.string(str(value))
+
+
+def _expand_star_replace(query: exp.Expression) -> exp.Expression:
+    """SELECT * REPLACE (e AS c) FROM cte: Spark has no REPLACE, so the star is spelled out from the
+    CTE's own columns."""
+    ctes = {cte.alias: cte.this for cte in query.find_all(exp.CTE)}
+
+    def columns_of(select: exp.Expression) -> list[str]:
+        if isinstance(select, exp.SetOperation):
+            return columns_of(select.this)
+        names = []
+        for projection in select.expressions:
+            if isinstance(projection, exp.Star):
+                names.extend(columns_of(ctes[select.args["from_"].this.name] if "from_" in select.args
+                                        else ctes[select.args["from"].this.name]))
+            else:
+                names.append(projection.alias_or_name)
+        return names
+
+    def expand(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Select) and len(node.expressions) == 1 and isinstance(node.expressions[0], exp.Star) \
+                and node.expressions[0].args.get("replace"):
+            star = node.expressions[0]
+            replaced = {e.alias: e for e in star.args["replace"]}
+            source = node.args.get("from_") or node.args.get("from")
+            names = columns_of(ctes[source.this.name])
+            node.set("expressions", [replaced[n].copy() if n in replaced else exp.column(n) for n in names])
+        return node
+    return query.transform(expand)
+
+
+def _plain_ctes(query: exp.Expression) -> exp.Expression:
+    """Spark has no (NOT) MATERIALIZED hints, and no UNION ALL BY NAME: the tie rules' branches of
+    sorted_docs list their columns in one order, so a positional UNION ALL is the same."""
+    for cte in query.find_all(exp.CTE):
+        cte.set("materialized", None)
+    for union in query.find_all(exp.Union):
+        union.set("by_name", None)
+    return query
+
+
+def ranked_query(qrels_table: str, run_table: str, qrels_label: str, run_label: str,
+                 values: dict[str, Any]) -> exp.Expression:
+    """duckrank.rank_queries over two Spark tables, every option a literal: a Spark query (AST)."""
+    frozen = tuple((name, tuple(sorted(v.items())) if isinstance(v, dict) else v) for name, v in values.items())
+    return _ranked_query(qrels_table, run_table, qrels_label, run_label, frozen).copy()
+
+
+@cache
+def _ranked_query(qrels_table: str, run_table: str, qrels_label: str, run_label: str,
+                  frozen: tuple) -> exp.Expression:
+    values = {name: dict(v) if name == "gain_map" else v for name, v in frozen}
+    macro = macros()["rank_queries"]
+    if values["ties"] == "input":
+        raise OptionError("ties := 'input' needs the order of the input rows, which Spark does not keep; "
+                          "use ties := 'trec' (or pessimistic, optimistic, average) with --engine spark")
+    substitutions = {name: spark_literal(values[name]) for name in macro.params if name not in ("qrels", "run")}
+    substitutions["qrels"], substitutions["run"] = exp.Literal.string(qrels_label), exp.Literal.string(run_label)
+    tables = {"qrels": qrels_table, "run": run_table}
+
+    def table_reads(node: exp.Expression) -> exp.Expression:
+        # query_table(CAST(run AS VARCHAR)) reads the input: here a Spark table or view
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name == "query_table":
+            column = node.this.expressions[0].find(exp.Column)
+            return exp.to_table(tables[column.name])
+        return node
+    body = macro.body.copy().transform(table_reads)
+    body = inline(body, substitutions)
+    return _prune(to_spark(_plain_ctes(_expand_star_replace(body))))
+
+
+def _is_false(where: exp.Expression | None) -> bool:
+    return where is not None and isinstance(where.this, exp.Boolean) and not where.this.this
+
+
+def _prune(query: exp.Expression) -> exp.Expression:
+    """With every option a literal, the branches of the other options' rules (WHERE ties = 'input'
+    under ties := 'trec') are empty: fold the constants and drop those branches, so Spark neither
+    plans nor runs them (it keeps no CTE, so each branch would read the inputs again)."""
+    from sqlglot.optimizer.simplify import simplify
+
+    query = simplify(query.transform(_fold_in))
+    ctes = {cte.alias: cte for cte in query.find_all(exp.CTE)}
+    empty: set[str] = set()
+
+    def is_empty(select: exp.Expression) -> bool:
+        if isinstance(select, exp.Subquery):
+            return is_empty(select.this)
+        if isinstance(select, exp.Union):
+            return is_empty(select.this) and is_empty(select.expression)
+        if not isinstance(select, exp.Select):
+            return False
+        grouped = select.args.get("group") is not None
+        aggregate = any(projection.find(exp.AggFunc) for projection in select.expressions)
+        if _is_false(select.args.get("where")) and (grouped or not aggregate):
+            return True
+        if any(join.side not in ("", "LEFT") for join in select.args.get("joins") or []):
+            return False
+        source = select.args.get("from_") or select.args.get("from")
+        inner = source.this if source else None
+        emptied = (isinstance(inner, exp.Table) and inner.name in empty) or (
+            isinstance(inner, exp.Subquery) and is_empty(inner))
+        return emptied and (grouped or not aggregate)
+
+    for name, cte in ctes.items():
+        if is_empty(cte.this):
+            empty.add(name)
+
+    def drop(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Union) and not node.args.get("distinct"):
+            if is_empty(node.expression):
+                return node.this
+            if is_empty(node.this):
+                return node.expression
+        return node
+    while True:  # a dropped branch may leave a union whose other branch is empty too
+        pruned = query.transform(drop)
+        if pruned == query:
+            break
+        query = pruned
+    return _drop_unused_ctes(query)
+
+
+def _drop_unused_ctes(query: exp.Expression) -> exp.Expression:
+    with_ = query.args.get("with_") or query.args.get("with")
+    while with_ is not None:
+        read = {table.name for table in query.find_all(exp.Table)}
+        unused = [cte for cte in with_.expressions if cte.alias not in read]
+        if not unused:
+            break
+        for cte in unused:
+            cte.pop()
+    return query
+
+
+@cache
+def measure_expression(aggregate_sql: str) -> exp.Expression:
+    """A registry aggregate (e.g. duckrank.ndcg_of(q, 10, 'qrels')) inlined over the ranked row `q`,
+    its constant conditions folded (CASE WHEN 'qrels' = 'run' ... goes)."""
+    from sqlglot.optimizer.simplify import simplify
+
+    # folded after the Spark rewrites, which make every decimal literal a DOUBLE: simplify would
+    # fold 1 - 0.9 exactly (0.1), where the math means doubles (0.09999999999999998)
+    return simplify(to_spark(inline(sqlglot.parse_one(aggregate_sql, read="duckdb"))).transform(_fold_in))
+
+
+def _fold_in(node: exp.Expression) -> exp.Expression:
+    """'trec' IN ('mean', 'median') as a boolean: sqlglot's simplify leaves it."""
+    if isinstance(node, exp.In) and isinstance(node.this, exp.Literal) and node.expressions \
+            and all(isinstance(e, exp.Literal) for e in node.expressions):
+        return exp.Boolean(this=node.this.this in {e.this for e in node.expressions})
+    return node

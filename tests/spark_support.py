@@ -1,0 +1,46 @@
+"""Whether the Spark engine's tests can run here: one rule for every Spark test.
+
+On a developer's machine without pyspark or Java they skip, saying what is missing. In CI
+(DUCKRANK_CI=1, set by .ci/run, which installs both) a missing piece FAILS the test instead: a
+green CI must mean the Spark parity suite ran.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+
+import pytest
+
+
+def missing() -> str | None:
+    """What the Spark engine lacks on this machine, or None."""
+    if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("sqlglot") is None:
+        return "pyspark and sqlglot are not installed (pip install -e '.[spark]')"
+    java_home = os.environ.get("JAVA_HOME")
+    if not (java_home and os.path.exists(os.path.join(java_home, "bin", "java"))) and shutil.which("java") is None:
+        return "Java is not installed (apt-get install openjdk-17-jre-headless)"
+    return None
+
+
+def require(what: str = "the Spark engine") -> None:
+    """Skip (or in CI, fail) unless `what` can run."""
+    reason = missing()
+    if reason is None:
+        return
+    if os.environ.get("DUCKRANK_CI") == "1":
+        pytest.fail(f"{what} must run in CI, but {reason}")
+    pytest.skip(f"{what}: {reason}")
+
+
+def session():
+    """A local SparkSession sized for tests: 2 cores, few shuffle partitions, no UI."""
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("duckrank-tests")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "2").config("spark.default.parallelism", "2")
+             .config("spark.driver.memory", "2g").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,192 @@
+"""The Spark engine (duckrank/spark) against the DuckDB engine: the same per-query numbers.
+
+Every registered measure (the cases of tests/test_front_doors.py, derived from the registry, so a
+new measure is covered without touching this file), under each of its convention settings, on one
+data set that joins trec_eval's conformance data, adversarial cases (tests/trec_adversarial.py:
+text, numeric and unicode ids, extreme and tied scores, negative grades, queries only in one file)
+and reads the run from a hive-partitioned Parquet folder. Each setting's measures are one Spark job;
+agreement is to 1e-12 per (query, measure). Skips without pyspark or Java, fails in CI
+(tests/spark_support.py). Budget: ~90 s on 2 cores with the session start.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import duckdb
+import pytest
+import spark_support
+import trec_adversarial
+from test_front_doors import SETTINGS, SUMMARY_ONLY, cases_for
+from test_sql_trec_conformance import read_qrels, read_run
+
+TOLERANCE = 1e-12
+ADVERSARIAL_SEEDS = range(6)
+SNAPSHOT = Path(__file__).parent / "data" / "spark" / "ndcg10_map_p5.sql"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    spark_support.require()
+    return spark_support.session()
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory, trec_data) -> tuple[str, str]:
+    return write_inputs(tmp_path_factory.mktemp("spark_parity"), trec_data)
+
+
+def write_inputs(folder: Path, trec_data: Path) -> tuple[str, str]:
+    """qrels.parquet and a run folder partitioned by source (hive layout: run/source=.../*.parquet)."""
+    qrels_rows, run_rows = [], []
+    qrels, run = read_qrels(trec_data / "qrels.test"), read_run(trec_data / "results.test")
+    qrels_rows += [(f"c/{q}", d, int(g), "conformance") for q, d, g in qrels.itertuples(index=False)]
+    run_rows += [(f"c/{q}", d, float(s), "conformance") for q, d, s in run.itertuples(index=False)]
+    for seed in ADVERSARIAL_SEEDS:
+        case = trec_adversarial.generate(seed)
+        qrels_rows += [(f"a{seed}/{q}", d, int(g), "adversarial") for q, _, d, g in case.qrels]
+        run_rows += [(f"a{seed}/{q}", d, float(s), "adversarial") for q, _, d, _, s, _ in case.run]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE q (query_id VARCHAR, doc_id VARCHAR, relevance INTEGER, source VARCHAR)")
+    con.executemany("INSERT INTO q VALUES (?, ?, ?, ?)", qrels_rows)
+    con.execute("CREATE TABLE r (query_id VARCHAR, doc_id VARCHAR, score DOUBLE, source VARCHAR)")
+    con.executemany("INSERT INTO r VALUES (?, ?, ?, ?)", run_rows)
+    con.execute(f"COPY (SELECT query_id, doc_id, relevance FROM q) TO '{folder / 'qrels.parquet'}' (FORMAT parquet)")
+    con.execute(f"COPY r TO '{folder / 'run'}' (FORMAT parquet, PARTITION_BY (source))")
+    con.close()
+    return str(folder / "qrels.parquet"), str(folder / "run")
+
+
+def spark_conventions(setting: str) -> dict:
+    """A setting's conventions as the Spark engine takes them: ties := 'input' needs the input
+    order, which Spark refuses (test_refusals); its other conventions run under 'trec'."""
+    conventions = dict(SETTINGS[setting])
+    if conventions.get("ties") == "input":
+        conventions["ties"] = "trec"
+    return conventions
+
+
+def accepted_measures(qrels: str, run: str, setting: str) -> list[str]:
+    """The setting's measures that the DuckDB engine accepts (under ties := 'average' the metrics
+    not linear in the ranking refuse), plus the summary-only measures; not the text ones (relstring),
+    which have no number to compare and which the Spark engine refuses."""
+    import duckrank
+    from duckrank.registry import METRICS
+
+    numeric = [case.measure for case in cases_for(setting)
+               if getattr(METRICS[case.metric], "value", "number") != "text"]
+    measures = list(dict.fromkeys(numeric + [m.trec_eval[0].name for m in SUMMARY_ONLY]))
+    conventions = spark_conventions(setting)
+    if conventions.get("ties") != "average":
+        return measures
+    kept = []
+    for measure in measures:
+        try:
+            duckrank.evaluate(qrels, run, [measure], **conventions)
+            kept.append(measure)
+        except duckrank.InputError:
+            pass
+    return kept
+
+
+def duckdb_values(qrels: str, run: str, measures: list[str], conventions: dict) -> dict:
+    """{(query_id, measure index): value} of every measure, the summary-only ones too."""
+    from duckrank.evaluation import compute
+
+    results = compute(qrels, run, measures, **conventions)
+    rows = results.con.execute(f"SELECT query_id, measure_index, value FROM {results.table} "
+                               f"WHERE query_id IS NOT NULL").fetchall()
+    results.con.close()
+    return {(str(q), int(i)): v for q, i, v in rows}
+
+
+def same(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return abs(a - b) <= TOLERANCE
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_parity(spark, inputs, setting):
+    from duckrank import spark as duckrank_spark
+
+    qrels, run = inputs
+    measures = accepted_measures(qrels, run, setting)
+    conventions = spark_conventions(setting)
+    _, per_query_sql = duckrank_spark._prepare(spark, qrels, run, measures, dict(conventions))
+    got = {(str(q), int(i)): v for q, i, v in spark.sql(per_query_sql).collect()}
+    expected = duckdb_values(qrels, run, measures, conventions)
+    assert len(expected) > 20 * len(measures)
+    wrong = [(measures[i], q, expected.get((q, i)), got.get((q, i)))
+             for q, i in sorted(set(expected) | set(got)) if not same(expected.get((q, i)), got.get((q, i)))]
+    assert not wrong, f"{len(wrong)} of {len(expected)} values differ, e.g. {wrong[:5]}"
+
+
+def test_refusals(spark, inputs):
+    """What Spark cannot compute exactly is refused, never approximated."""
+    from duckrank import OptionError
+    from duckrank import spark as duckrank_spark
+
+    qrels, run = inputs
+    with pytest.raises(OptionError, match="ties := 'input' needs the order of the input rows"):
+        duckrank_spark.evaluate(spark, qrels, run, ["map"], ties="input")
+    with pytest.raises(OptionError, match="read a whole log"):
+        duckrank_spark.evaluate(spark, qrels, run, ["gauc"])
+    with pytest.raises(OptionError, match="ties must be one of"):
+        duckrank_spark.evaluate(spark, qrels, run, ["map"], ties="random")
+
+
+def test_bad_data_is_duckranks_message(spark, tmp_path):
+    """A run that lists a doc twice fails with the DuckDB engine's message, not a Spark trace."""
+    from duckrank import InputError
+    from duckrank import spark as duckrank_spark
+
+    qrels = spark.createDataFrame([("q1", "d1", 1)], "query_id string, doc_id string, relevance int")
+    run = spark.createDataFrame([("q1", "d1", 1.0), ("q1", "d1", 2.0)], "query_id string, doc_id string, score double")
+    frame = duckrank_spark.evaluate(spark, qrels, run, ["map"])
+    with pytest.raises(Exception) as raised:
+        frame.collect()
+    error = duckrank_spark.input_error(raised.value)
+    assert isinstance(error, InputError)
+    assert "has 2 rows for query_id 'q1', doc_id 'd1'" in str(error)
+
+
+def test_cli_engine_spark(spark, inputs):
+    """duckrank eval --engine spark prints what the DuckDB engine prints (the session is reused)."""
+    from click.testing import CliRunner
+
+    from duckrank.cli import main
+
+    qrels, run = inputs
+    arguments = [qrels, run, "-m", "ndcg_cut.10", "-m", "map", "-q", "--format", "tsv"]
+    spark_out = CliRunner().invoke(main, [*arguments, "--engine", "spark"])
+    duckdb_out = CliRunner().invoke(main, arguments)
+    assert spark_out.exit_code == 0, spark_out.output
+    spark_rows = [line.split("\t") for line in spark_out.output.splitlines()]
+    duckdb_rows = [line.split("\t") for line in duckdb_out.output.splitlines()]
+    assert [row[:2] for row in spark_rows] == [row[:2] for row in duckdb_rows]
+    assert all(same(float(a[2]), float(b[2])) for a, b in zip(spark_rows[1:], duckdb_rows[1:]))
+
+
+def test_sql_snapshot():
+    """The Spark SQL of a few measures, as generated: a change of sqlglot or of a macro shows up
+    here as a diff. After checking the diff, regenerate with
+    duckrank sql --dialect spark -m ndcg@10 -m map -m P@5 -o tests/data/spark/ndcg10_map_p5.sql"""
+    spark_support.require("rendering Spark SQL")
+    from duckrank import spark as duckrank_spark
+
+    assert duckrank_spark.sql(["ndcg@10", "map", "P@5"]) == SNAPSHOT.read_text()
+
+
+def test_readme_example(spark, monkeypatch, capsys):
+    """The README's Spark example runs (on the test session, which getOrCreate() returns)."""
+    import re
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    (code,) = re.findall(r"```python spark\n(.*?)```", readme, re.DOTALL)
+    monkeypatch.chdir(Path(__file__).parent.parent)
+    exec(compile(code, "README.md", "exec"), {})
+    assert "ndcg@10" in capsys.readouterr().out
