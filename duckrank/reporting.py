@@ -158,8 +158,9 @@ def per_query_differences(con: duckdb.DuckDBPyConnection, table: str, runs: list
 
 def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, *, baseline: Any = None,
            by: list[str] | str | None = None, run_names: list[str] | None = None, command: str = "",
-           con: duckdb.DuckDBPyConnection | None = None, **options: Any) -> ReportData:
-    """Compute everything the report shows; `options` are compare's settings and compute's."""
+           con: duckdb.DuckDBPyConnection | None = None, statistics: bool = True, **options: Any) -> ReportData:
+    """Compute everything the report shows; `options` are compare's settings and compute's.
+    statistics=False skips compare (a figure that shows none of its numbers)."""
     settings = {name: options.pop(name) for name in list(options) if name in COMPARE_DEFAULTS}
     headline = parse_measures(list(measures) if not isinstance(measures, str) else measures)
     _check_measures(headline)
@@ -207,7 +208,7 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
     comparison: Comparison | None = None
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
-    if base is not None and len(names) > 1:
+    if statistics and base is not None and len(names) > 1:
         comparison = compare(qrels, runs, spellings, baseline=base, run_names=run_names, complete=complete,
                              con=con, results=results, **settings, **options)
         rows = comparison.records()
@@ -216,7 +217,7 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
         settings = comparison.settings
     else:
         per_query = _layout(con, results, spellings)
-    diffs = per_query_differences(con, per_query, names, base, rows) if comparison else []
+    diffs = per_query_differences(con, per_query, names, base, rows) if base and len(names) > 1 else []
     distributions = distribution_stats(con, per_query)
 
     data = ReportData(names, base, spellings, means, eleven, full_curve, curves, depth, distributions, diffs,
@@ -392,9 +393,9 @@ class Report:
         return ("<section id=\"data\"><h2>The data</h2>"
                 f"<p>Qrels: <b>{q['queries']:,}</b> queries, <b>{q['judged']:,}</b> judgments, <b>{q['relevant']:,}</b> "
                 f"relevant (grade &ge; {q['rel_level']:g}).</p>"
-                "<table class=\"numbers\"><thead><tr><th class=\"text\">run</th><th>queries scored</th><th>docs retrieved</th>"
+                "<div class=\"wide\"><table class=\"numbers\"><thead><tr><th class=\"text\">run</th><th>queries scored</th><th>docs retrieved</th>"
                 "<th>depth</th><th>relevant retrieved</th><th>unjudged in top 10</th></tr></thead>"
-                f"<tbody>{rows}</tbody></table>"
+                f"<tbody>{rows}</tbody></table></div>"
                 "<p class=\"note\">Unjudged in top 10: the mean share of each query's top 10 that the qrels do not "
                 "judge (trec_eval's unj.10), marked above 10%: there, a difference may rest on holes in the "
                 "judgments.</p></section>")
@@ -406,8 +407,8 @@ class Report:
             body = "".join(f"<tr><th scope=\"row\">{html.escape(m)}</th>"
                            + "".join(_cell(data.means.get(m, {}).get(run)) for run in data.runs) + "</tr>"
                            for m in data.measures)
-            return ("<section id=\"summary\"><h2>Summary</h2><table class=\"numbers\" id=\"summary-table\">"
-                    f"<thead>{head}</thead><tbody>{body}</tbody></table><p class=\"note\">One run: means over its "
+            return ("<section id=\"summary\"><h2>Summary</h2><div class=\"wide\"><table class=\"numbers\" "
+                    f"id=\"summary-table\"><thead>{head}</thead><tbody>{body}</tbody></table></div><p class=\"note\">One run: means over its "
                     "queries; the comparison with a baseline needs two or more runs.</p></section>")
         s = data.settings
         level = f"{s['confidence'] * 100:g}%"
@@ -433,8 +434,8 @@ class Report:
                   f"randomization test: {s['permutations']} sign flips; seed {s['seed']}. "
                   "Numbers from duckrank compare, over the queries every run answered.")
         notes = "".join(f"<p class=\"note\">Note: {html.escape(note)}</p>" for note in data.notes)
-        return ("<section id=\"summary\"><h2>Summary</h2><table class=\"numbers\" id=\"summary-table\">"
-                f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table><p class=\"note\">{legend}</p>"
+        return ("<section id=\"summary\"><h2>Summary</h2><div class=\"wide\"><table class=\"numbers\" "
+                f"id=\"summary-table\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table></div><p class=\"note\">{legend}</p>"
                 f"{notes}</section>")
 
     def _movers(self) -> str:
@@ -512,8 +513,13 @@ _CSS = """
 .duckrank-report figure.plot svg { width: 100%; height: auto; display: block; }
 .duckrank-report ul.movers { font-size: 13px; padding-left: 20px; }
 .duckrank-report ul.movers code { white-space: nowrap; word-break: normal; }
+.duckrank-report .wide { overflow-x: auto; }
 @media print {
   .duckrank-report { max-width: none; padding: 0; font-size: 11px; }
+  .duckrank-report table.numbers { font-size: 9px; }
+  .duckrank-report table.numbers th, .duckrank-report table.numbers td { padding: 2px 4px; }
+  .duckrank-report .wide { overflow: visible; }
+  .duckrank-report .note, .duckrank-report figcaption, .duckrank-report footer { font-size: 9.5px; }
   .duckrank-report section, .duckrank-report figure { break-inside: avoid; }
   .duckrank-report h2 { break-after: avoid; }
 }

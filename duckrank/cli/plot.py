@@ -65,5 +65,7 @@ def plot_command(kind, qrels, runs, output_path, fmt, request):
 
     from duckrank.reporting import report
 
-    result = report(qrels, list(runs), None, spellings, command=command_line(), **options)
+    # only the diff figure and the win/loss chart's W/T/L show compare's statistics
+    result = report(qrels, list(runs), None, spellings, command=command_line(),
+                    statistics=chosen in ("diff", "per-query"), **options)
     result.plot(chosen).save(output_path, figure_format)
