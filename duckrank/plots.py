@@ -31,6 +31,7 @@ FORMATS = ("svg", "png", "pdf")
 # tab10 without its grey: one colour per run, the same in every figure.
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 _WIN, _LOSS = "#2a9d4b", "#c8453b"
+_BARS_UP_TO = 100  # queries in a win/loss chart drawn as one bar each; more are drawn as an area
 _STYLE = {"font.size": 8.5, "axes.titlesize": 9, "axes.labelsize": 8.5, "legend.fontsize": 8,
           "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.spines.top": False, "axes.spines.right": False,
           "axes.grid": True, "grid.color": "#e4e4e4", "grid.linewidth": 0.6, "svg.fonttype": "none",
@@ -150,23 +151,24 @@ def cutoffs(curves: dict[str, dict[str, list[tuple[int, float]]]], runs: Sequenc
 @_styled
 def per_query_differences(panels: list[dict[str, Any]]) -> Figure:
     """The win/loss chart: each query's difference from the baseline, sorted, one panel per
-    (measure, run). Panels over many queries draw the sorted curve at a bounded number of
-    positions (the SQL picked them), filled green above zero and red below."""
+    (measure, run): one bar per query up to 100 queries, above that the sorted curve as an area
+    (at the bounded number of positions the SQL picked), green above zero and red below."""
     figure, axes = _new("per-query", len(panels), 2, height=2.6)
     for axis, panel in zip(axes, panels):
         points, n = panel["points"], panel["n"]
         if not points:
             axis.set_title(f"{panel['measure']}: {panel['run']} has no query in common with the baseline")
             continue
-        x = [position / n for position, _ in points]
+        x = [(position - 0.5) / n for position, _ in points]
         y = [value for _, value in points]
-        if panel["sampled"]:
-            axis.fill_between(x, y, 0, where=[v >= 0 for v in y], step="mid", color=_WIN, linewidth=0)
-            axis.fill_between(x, y, 0, where=[v <= 0 for v in y], step="mid", color=_LOSS, linewidth=0)
-        else:
-            width = 1 / n
-            axis.bar([v - width / 2 for v in x], y, width=width * 0.9,
-                     color=[_WIN if v > 0 else _LOSS for v in y], linewidth=0)
+        if n <= _BARS_UP_TO:
+            axis.bar(x, y, width=0.9 / n, color=[_WIN if v > 0 else _LOSS for v in y], linewidth=0)
+        else:  # one polygon per sign: a few bytes per point, where bars would take a hundred
+            for colour_, side in ((_WIN, [(a, b) for a, b in zip(x, y) if b > 0]),
+                                  (_LOSS, [(a, b) for a, b in zip(x, y) if b < 0])):
+                if side:
+                    axis.fill([side[0][0], *(a for a, _ in side), side[-1][0]], [0, *(b for _, b in side), 0],
+                              color=colour_, linewidth=0)
         axis.axhline(0, color="#444", linewidth=0.7)
         axis.set_xlim(0, 1)
         axis.set_xticks([])

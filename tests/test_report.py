@@ -193,6 +193,7 @@ def test_one_run_and_the_cli(inputs, tmp_path, monkeypatch):
     (["--baseline", "nope"], "baseline 'nope' is not one of the runs"),
     (["-o", "{folder}/missing/r.html"], "does not exist; create it first"),
     (["-o", "{folder}"], "is a folder"),
+    (["-o", "/sys/report.html"], "cannot write in /sys"),
     (["-m", "num_ret"], "compare tests means of per-query values"),
 ])
 def test_bad_input_is_one_clear_error_and_no_file(inputs, arguments, message):

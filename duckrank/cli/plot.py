@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from duckrank.cli.common import CONTEXT_SETTINGS, Problems, check_output, handle_errors
-from duckrank.cli.report import command_line, read_request, report_options, require_plot_extra
+from duckrank.cli.report import check_writable, command_line, read_request, report_options, require_plot_extra
 
 KINDS = ("pr", "cutoff", "per-query", "diff", "distribution", "segments")
 FIGURE_FORMATS = ("svg", "png", "pdf")
@@ -61,6 +61,7 @@ def plot_command(kind, qrels, runs, output_path, fmt, request):
     check_output(problems, "figure", output_path, [qrels, *runs])
     if output_path == "-":
         problems.add("-o must name a file (.svg, .png or .pdf)")
+    check_writable(problems, output_path)
     problems.raise_if_any()
 
     from duckrank.reporting import report

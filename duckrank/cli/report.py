@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import shlex
 import sys
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -127,6 +129,21 @@ def read_request(problems: Problems, request: dict[str, Any], inputs: list[str])
     return spellings, options
 
 
+def check_writable(problems: Problems, path: str) -> None:
+    """A file can be made in -o's folder: probed before the evaluation, which can take minutes on a
+    large run, rather than found out after it."""
+    folder = os.path.dirname(path) or "."
+    if path == "-" or not os.path.isdir(folder):
+        return  # stdout; a missing folder is check_output's
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".duckrank-probe-", dir=folder)
+    except OSError as error:
+        problems.add(f"-o {path}: cannot write in {folder} ({error.strerror}); choose another folder")
+        return
+    os.close(fd)
+    os.unlink(probe)
+
+
 def command_line() -> str:
     """The command as typed, for the report's record of what produced it."""
     return shlex.join(["duckrank", *sys.argv[1:]])
@@ -157,6 +174,7 @@ def report_command(qrels, runs, output_path, request, quiet):
     problems = Problems()
     spellings, options = read_request(problems, request, [qrels, *runs])
     check_output(problems, "html", output_path, [qrels, *runs])
+    check_writable(problems, output_path)
     problems.raise_if_any()
 
     from duckrank.reporting import report
