@@ -8,6 +8,7 @@ import threading
 import weakref
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -81,8 +82,17 @@ def connect(database: str = ":memory:", **kwargs) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with duckrank's macros loaded. DuckDB's progress bar is off: a library
     must not write to the caller's terminal (the CLI turns it on for an interactive stderr)."""
     con = duckdb.connect(database, **kwargs)
-    con.execute("SET enable_progress_bar = false").fetchall()
+    private_settings(con)
     return load(con)
+
+
+def private_settings(con: duckdb.DuckDBPyConnection) -> None:
+    """Settings of a database duckrank opens itself: no progress bar, and spill files in duckrank's
+    private scratch folder (removed at exit), not DuckDB's default ./.tmp in the caller's folder."""
+    from duckrank import _scratch
+
+    con.execute("SET enable_progress_bar = false").fetchall()
+    con.execute("SET temp_directory = ?", [_scratch.path("spill")]).fetchall()
 
 
 _shared: duckdb.DuckDBPyConnection | None = None
@@ -98,7 +108,7 @@ def shared_cursor() -> duckdb.DuckDBPyConnection:
     with _shared_lock:
         if _shared is None:
             con = duckdb.connect()
-            con.execute("SET enable_progress_bar = false").fetchall()
+            private_settings(con)
             con.execute(evaluation_sql()).fetchall()
             _shared = con
         cursor = _shared.cursor()
@@ -125,11 +135,41 @@ def duckdb_memory_limit(limit: str) -> str:
     return f"{float(match[1]) * DUCKDB_MEMORY_SHARE:.6g}{match[2]}"
 
 
+# Sane bounds of the engine settings, checked before any work starts: 100000 threads hang DuckDB,
+# and below about 32 MB it cannot hold a single block of a small run.
+MAX_THREADS = 1024
+MIN_MEMORY_BYTES = 32 * 2 ** 20
+_MEMORY_UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+                 "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40}
+
+
+def engine_problems(threads: Any = None, memory_limit: Any = None) -> list[str]:
+    """What is wrong with engine settings, in the facade's words (threads=, memory_limit=)."""
+    problems = []
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or not 1 <= threads <= MAX_THREADS):
+        problems.append(f"threads must be a whole number from 1 to {MAX_THREADS}; got {threads!r}")
+    if memory_limit is not None:
+        match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(%|[KMGT]?i?B)\s*", str(memory_limit), re.IGNORECASE)
+        size = float(match[1]) if match else 0.0
+        if match and match[2] == "%":
+            valid = 0 < size <= 100
+        else:
+            valid = bool(match) and size * _MEMORY_UNITS[match[2].lower()] >= MIN_MEMORY_BYTES
+        if not valid:
+            problems.append(f"memory_limit must be a size of at least {MIN_MEMORY_BYTES >> 20}MB (such as 4GB or "
+                            f"512MB) or a share of the memory from 1% to 100%; got {memory_limit!r}")
+    return problems
+
+
 def configure(con: duckdb.DuckDBPyConnection, threads: int | None = None, memory_limit: str | None = None,
               temp_dir: str | None = None) -> None:
     """Apply the engine settings (the CLI's --threads, --memory-limit, --temp-dir)."""
     from duckrank.errors import OptionError
 
+    problems = engine_problems(threads, memory_limit)
+    if problems:
+        raise OptionError("\n".join(problems))
     settings = {"threads": threads, "memory_limit": memory_limit and duckdb_memory_limit(memory_limit),
                 "temp_directory": temp_dir}
     for name, value in settings.items():

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
+import itertools
 import json
 import math
 import os
+import re
+import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -207,16 +212,47 @@ def _umask() -> int:
     return mask
 
 
+# Descriptors by name: /dev/stdout may lead to a regular file (`> out.txt`), which is still the
+# shell's to truncate or append to, not duckrank's to replace.
+_DESCRIPTOR = re.compile(r"/dev/(stdout|stderr|fd/\d+)|/proc/(self|\d+)/fd/\d+")
+
+
+def is_stream(path: str) -> bool:
+    """Whether `path` names something to stream to rather than replace: a device (/dev/null), a
+    pipe or FIFO, a socket, or a descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N)."""
+    if _DESCRIPTOR.fullmatch(os.path.abspath(path)):
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str) -> Iterator[str]:
-    """Yield a temporary path in the folder of `path`; rename it onto `path` only on success.
+    """Yield a temporary path; on success its bytes become `path`'s.
 
-    A failure anywhere leaves no partial output behind and leaves an existing `path` untouched.
-    The temporary name keeps the extension so a writer that looks at it sees the right one.
+    A regular file (or a new one) is replaced atomically: the temporary file sits in the same
+    folder and is renamed onto it, so a failure anywhere leaves no partial output and an existing
+    file untouched. A symbolic link is written through, to its target (the link stays a link). A
+    device, pipe or descriptor (/dev/null, a FIFO, /dev/stdout) is never replaced: the finished
+    bytes are copied into it. The temporary name keeps the extension, for writers that look at it.
     """
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=folder)
+    if is_stream(path):
+        from duckrank import _scratch
+
+        tmp = _scratch.path(f"output-{os.getpid()}-{next(_counter)}{Path(path).suffix}")
+        try:
+            yield tmp
+            with open(tmp, "rb") as source, open(path, "wb") as target:
+                shutil.copyfileobj(source, target, 1 << 20)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return
+    target = Path(os.path.realpath(path))  # through a link to its target, which stays linked
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=target.parent)
     os.close(fd)
     try:
         yield tmp
@@ -226,18 +262,28 @@ def atomic_path(path: str) -> Iterator[str]:
             mode = 0o666 & ~_umask()
         os.chmod(tmp, mode)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(error, OSError) and error.errno == errno.ENOSPC and not error.filename:
+            raise OSError(errno.ENOSPC, error.strerror, str(target.parent)) from None  # name the full folder
         raise
+
+
+_counter = itertools.count()
 
 
 @contextlib.contextmanager
 def text_output(path: str | None) -> Iterator[IO[str]]:
-    """A text stream: stdout when path is None or '-', else an atomically written file."""
+    """A text stream: stdout when path is None or '-'; a device, pipe or descriptor written as it
+    goes; else an atomically written file."""
     if path is None or path == "-":
         yield sys.stdout
         sys.stdout.flush()
+        return
+    if is_stream(path):
+        with open(path, "w", encoding="utf-8", newline="") as stream:
+            yield stream
         return
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as stream:
         yield stream

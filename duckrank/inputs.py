@@ -9,9 +9,11 @@ import dataclasses
 import glob
 import gzip
 import itertools
+import math
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import zlib
@@ -84,6 +86,41 @@ def detect_format(path: str | os.PathLike, kind: str = "run", *, shown: str | No
 
 def _exists(path: str) -> bool:
     return os.path.exists(path) or bool(glob.glob(path, recursive=True))
+
+
+_GLOB_CHARACTERS = re.compile(r"[*?\[]")
+
+
+def is_glob(path: str) -> bool:
+    """Whether `path` is read as a glob: it has glob characters and no file has that very name
+    (a path that exists is read literally, however many other files it would match)."""
+    return bool(_GLOB_CHARACTERS.search(path)) and not os.path.exists(path)
+
+
+def files_of(path: str) -> list[str]:
+    """Every file an input path reads: the file itself, each file a glob matches, each file in a
+    (hive-partitioned) folder. For -o's check that no input is overwritten."""
+    if path == "-":
+        return []
+    if os.path.isdir(path):
+        return [os.path.join(root, name) for root, _, names in os.walk(path) for name in names]
+    if is_glob(path):
+        return [found for found in glob.glob(path, recursive=True) if os.path.isfile(found)]
+    return [path]
+
+
+def _literal(path: str) -> str:
+    """A name DuckDB reads as exactly this file or folder: a path with glob characters that exists
+    is reached through a link of a plain name (keeping its extensions) in the scratch folder."""
+    if not _GLOB_CHARACTERS.search(path) or not os.path.exists(path):
+        return path
+    from duckrank import _scratch
+
+    name = os.path.basename(os.path.normpath(path))
+    suffixes = "".join(s for s in Path(name).suffixes if not _GLOB_CHARACTERS.search(s))
+    link = _scratch.path(f"{fresh_name('literal')}{suffixes}")
+    os.symlink(os.path.abspath(path), link)
+    return link
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,6 +203,26 @@ def _stdin_path(kind: str) -> str:
                 target.write(block.encode("utf-8"))
     _STDIN.update(stream=stream, path=path, kinds=set())
     return path
+
+
+def _is_pipe(path: str) -> bool:
+    """A FIFO or character device (`<(zcat run.gz)` is /dev/fd/63): bytes that can be read once."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+def _pipe_copy(path: str) -> str:
+    """A pipe's bytes in a scratch file, read once: telling the format reads its head, which a
+    second read of the pipe would have lost."""
+    from duckrank import _scratch
+
+    copy = _scratch.path(fresh_name("pipe"))
+    with open(path, "rb") as source, open(copy, "wb") as target:
+        shutil.copyfileobj(source, target, 1 << 20)
+    return copy
 
 
 def _remove_quietly(path: str) -> None:
@@ -608,6 +665,8 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
             raise OptionError(f"--{kind}-format must be one of {', '.join(FORMATS)}; got {fmt!r}")
         if stdin:
             text = _stdin_path(kind)
+        elif _is_pipe(text):
+            text = _pipe_copy(text)
         elif not _exists(text):
             raise InputError(f"{kind} file {text!r} not found (looked from {os.getcwd()}); check the path, "
                              f"or give '-' to read standard input")
@@ -615,7 +674,7 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
             raise InputError(f"{kind} file {shown} is empty: there is nothing to evaluate")
         chosen = fmt or detect_format(text, kind, shown=shown)
         try:
-            read = _read_file(con, text, chosen, kind, shown)
+            read = _read_file(con, _literal(text), chosen, kind, shown)
             read.relation.columns  # noqa: B018 - binding reads the file's schema, surfacing corrupt files here
         except duckdb.Error as error:
             raise InputError(f"cannot read {kind} file {shown} as {chosen}: {_first(error)}; "
@@ -649,6 +708,11 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                extra: list[str] | None = None) -> Source:
     """Create a view over `source` with the standard columns of `kind` (run, qrels or log), plus
     the `extra` columns (segments) as they are."""
+    bad_grade = next((value for value, grade in (label_map or {}).items()
+                      if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade)), None)
+    if bad_grade is not None:
+        raise OptionError(f"label_map= must give each label a finite number as its grade; got "
+                          f"{bad_grade}={label_map[bad_grade]!r}")
     read = _relation(con, source, kind, fmt)
     relation, label = read.relation, read.label
     available = dict(zip(relation.columns, (str(t) for t in relation.types)))
@@ -675,6 +739,8 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                 raise InputError(f"{label}: column {given!r} holds {column_type}, but {std} must be numeric; "
                                  f"cast it{hint}")
             expression = f"CAST({expression} AS DOUBLE)"
+        elif column_type.upper().startswith("ENUM"):  # a pandas categorical: its ids are text
+            expression, available[given] = f"CAST({expression} AS VARCHAR)", "VARCHAR"
         selected.append(f"{expression} AS {std}")
     for name in extra or []:
         if name not in available:
@@ -705,10 +771,16 @@ def _check_trec_writable(con: duckdb.DuckDBPyConnection, relation: str, kind: st
     row = con.execute(
         f"SELECT query_id, doc_id, {'relevance' if kind == 'qrels' else 'NULL'} FROM {relation} "
         f"WHERE regexp_matches(CAST(query_id AS VARCHAR), '[ \\t\\n\\r\\v\\f]') "
-        f"OR regexp_matches(CAST(doc_id AS VARCHAR), '[ \\t\\n\\r\\v\\f]') OR {grade} LIMIT 1").fetchall()
+        f"OR regexp_matches(CAST(doc_id AS VARCHAR), '[ \\t\\n\\r\\v\\f]') "
+        f"OR coalesce(CAST(query_id AS VARCHAR), '') = '' OR coalesce(CAST(doc_id AS VARCHAR), '') = '' "
+        f"OR {grade} LIMIT 1").fetchall()
     if not row:
         return
     query_id, doc_id, relevance = row[0]
+    if query_id in (None, "") or doc_id in (None, ""):  # the line would lose a field
+        raise InputError(f"cannot write TREC text: query_id {query_id!r}, doc_id {doc_id!r} is empty, which TREC "
+                         "text cannot hold (the line would lose a field); fill in the id or write Parquet, CSV "
+                         "or JSONL")
     if any(ch in str(value) for value in (query_id, doc_id) for ch in " \t\n\r\v\f"):
         raise InputError(f"cannot write TREC text: query_id {query_id!r}, doc_id {doc_id!r} holds "
                          "whitespace, which TREC text reads as a field separator; write Parquet, CSV or JSONL")

@@ -5,10 +5,12 @@ from duckrank.registry), atomic output paths, and the progress line."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import math
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -61,15 +63,17 @@ class Problems:
         self.add(f"{option} must be one of {', '.join(choices)}; got {value!r}")
         return None
 
-    def integer(self, option: str, value: str | None, minimum: int | None = 1) -> int | None:
+    def integer(self, option: str, value: str | None, minimum: int | None = 1,
+                maximum: int | None = None) -> int | None:
         if value is None:
             return None
         try:
             number: int | None = int(value.strip())
         except ValueError:
             number = None
-        if number is None or (minimum is not None and number < minimum):
-            bound = f" >= {minimum}" if minimum is not None else ""
+        if number is None or (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
+            bound = (f" from {minimum} to {maximum}" if maximum is not None else
+                     f" >= {minimum}" if minimum is not None else "")
             self.add(f"{option} must be a whole number{bound}; got {value!r}")
             return None
         return number
@@ -120,7 +124,7 @@ def clean_message(message: Any) -> str:
 
 
 # The facade's option names as the command line spells them, for messages that start with one.
-OPTION_FLAGS = {**{c.name: c.flags[0] for c in CONVENTIONS}, "by": "--by",
+OPTION_FLAGS = {**{c.name: c.flags[0] for c in CONVENTIONS}, "by": "--by", "threads": "--threads", "memory_limit": "--memory-limit",
                 **{name: f"--{name}" for name in ("permutations", "bootstrap", "seed", "confidence", "alpha",
                                                   "correction", "test", "baseline")}}
 
@@ -139,41 +143,78 @@ def handle_errors(function: Callable) -> Callable:
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
-        from duckrank.errors import DuckrankError, MeasureError, OptionError
+        from duckrank import _scratch
 
+        previous = _scratch.handle_signals()
         try:
-            return function(*args, **kwargs)
-        except (click.ClickException, click.Abort, click.exceptions.Exit):
-            raise
-        except (MeasureError, OptionError) as error:
-            # "ties must be one of ..." from the library, as the command line spells it: "--ties ..."
-            raise click.UsageError("\nError: ".join(as_flags(line) for line in clean_message(error).splitlines())) from None
-        except DuckrankError as error:
-            raise click.ClickException("\nError: ".join(clean_message(error).splitlines())) from None
-        except BrokenPipeError:
-            # `duckrank eval ... | head`: the reader left, which is not an error. Point stdout at
-            # /dev/null so the interpreter's final flush does not complain either.
-            with contextlib.suppress(Exception):
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            raise click.exceptions.Exit(0) from None
-        except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
-            raise click.exceptions.Exit(130) from None
-        except OSError as error:
-            where = f"{error.filename}: " if error.filename else ""
-            raise click.ClickException(f"{where}{error.strerror or error}") from None
-        except Exception as error:
-            if os.environ.get("DUCKRANK_DEBUG"):
-                raise
-            if _is_duckdb_error(error):
-                raise click.ClickException(clean_message(error)) from None
-            raise click.ClickException(
-                f"unexpected {type(error).__name__}: {error}. This is a bug in duckrank; please "
-                "report it with the command you ran (set DUCKRANK_DEBUG=1 to see the traceback)."
-            ) from None
+            return _run(function, *args, **kwargs)
+        finally:
+            _scratch.restore_signals(previous)
 
     return wrapper
+
+
+def _run(function: Callable, *args, **kwargs):
+    from duckrank import _scratch
+    from duckrank.errors import DuckrankError, MeasureError, OptionError
+
+    try:
+        return function(*args, **kwargs)
+    except (click.ClickException, click.Abort, click.exceptions.Exit):
+        raise
+    except (KeyboardInterrupt, _scratch.Terminated):
+        raise _stopped() from None
+    except (MeasureError, OptionError) as error:
+        # "ties must be one of ..." from the library, as the command line spells it: "--ties ..."
+        raise click.UsageError("\nError: ".join(as_flags(line) for line in clean_message(error).splitlines())) from None
+    except DuckrankError as error:
+        raise click.ClickException("\nError: ".join(clean_message(error).splitlines())) from None
+    except BrokenPipeError:
+        # `duckrank eval ... | head`: the reader left, which is not an error. Point stdout at
+        # /dev/null so the interpreter's final flush does not complain either.
+        with contextlib.suppress(Exception):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        raise click.exceptions.Exit(0) from None
+    except OSError as error:
+        if error.errno == errno.ENOSPC:
+            raise click.ClickException(_disk_full(error.filename)) from None
+        where = f"{error.filename}: " if error.filename else ""
+        raise click.ClickException(f"{where}{error.strerror or error}") from None
+    except Exception as error:
+        if _scratch.received is not None:  # DuckDB's "Query interrupted", answering the signal
+            raise _stopped() from None
+        if os.environ.get("DUCKRANK_DEBUG"):
+            raise
+        if _is_duckdb_error(error):
+            if "No space left on device" in str(error) or "could not write" in str(error).lower():
+                raise click.ClickException(_disk_full(_spill_folder(str(error)))) from None
+            raise click.ClickException(clean_message(error)) from None
+        raise click.ClickException(
+            f"unexpected {type(error).__name__}: {error}. This is a bug in duckrank; please "
+            "report it with the command you ran (set DUCKRANK_DEBUG=1 to see the traceback)."
+        ) from None
+
+
+def _stopped() -> click.exceptions.Exit:
+    """A signal's exit: one line on stderr, status 128 + the signal (130 for Ctrl-C). The unwinding
+    has removed the temporary output; the scratch folder goes at exit."""
+    from duckrank import _scratch
+
+    number = _scratch.received or signal.SIGINT
+    click.echo(f"duckrank: stopped by {signal.Signals(number).name}; no output was written", err=True)
+    return click.exceptions.Exit(128 + number)
+
+
+def _disk_full(folder: str | None) -> str:
+    where = f" in {folder}" if folder else ""
+    return (f"the disk is full: no space left{where}; free some space, or point --temp-dir (DuckDB's spill "
+            f"files) or -o at a disk with room")
+
+
+def _spill_folder(message: str) -> str | None:
+    found = re.search(r"[\"'](/[^\"']+)[\"']", message)
+    return os.path.dirname(found[1]) if found else None
 
 
 def _is_duckdb_error(error: BaseException) -> bool:
@@ -293,11 +334,17 @@ def check_output(problems: Problems, fmt: str, path: str | None, inputs: list[st
         if fmt == "parquet" and sys.stdout.isatty():
             problems.add("parquet is binary and stdout is a terminal; write it to a file with -o FILE")
         return
+    if output.is_stream(path):  # a device, pipe or descriptor: written to, never replaced
+        return
+    from duckrank.inputs import files_of
+
     for source in inputs:
-        if source and output.same_file(path, source):
-            problems.add(f"-o {path} is also an input ({source}); choose another output path so the "
+        read = next((file for file in files_of(source) if output.same_file(path, file)), None) if source else None
+        if read is not None:
+            also = "" if output.same_file(read, source) else f", which reads {read}"
+            problems.add(f"-o {path} is also an input ({source}{also}); choose another output path so the "
                          "input is not overwritten")
-    folder = os.path.dirname(path) or "."
+    folder = os.path.dirname(os.path.realpath(path))
     if not os.path.isdir(folder):
         problems.add(f"-o {path}: folder {folder} does not exist; create it first")
     elif os.path.isdir(path):
@@ -306,33 +353,24 @@ def check_output(problems: Problems, fmt: str, path: str | None, inputs: list[st
 
 def check_engine(problems: Problems, threads: str | None, memory_limit: str | None,
                  temp_dir: str | None) -> dict[str, Any]:
+    from duckrank._library import engine_problems
+
     settings: dict[str, Any] = {}
     if threads is not None:
         settings["threads"] = problems.integer("--threads", threads)
-    if memory_limit is not None:
-        if _valid_memory_limit(memory_limit):
-            settings["memory_limit"] = memory_limit
-        else:
-            problems.add(f"--memory-limit must be a size such as 4GB, 512MB or 50%; got {memory_limit!r}")
+    found = engine_problems(settings.get("threads"), memory_limit)
+    for problem in found:
+        problems.add(as_flags(problem))
+    if found:
+        settings.pop("threads", None)
+    elif memory_limit is not None:
+        settings["memory_limit"] = memory_limit
     if temp_dir is not None:
         if os.path.exists(temp_dir) and not os.path.isdir(temp_dir):
             problems.add(f"--temp-dir {temp_dir} exists and is not a folder")
         else:
             settings["temp_dir"] = temp_dir
     return {key: value for key, value in settings.items() if value is not None}
-
-
-def _valid_memory_limit(value: str) -> bool:
-    import duckdb
-
-    con = duckdb.connect()
-    try:
-        con.execute("SET memory_limit = ?", [value]).fetchall()
-    except duckdb.Error:
-        return False
-    finally:
-        con.close()
-    return True
 
 
 def facade_format(fmt: str | None, kind: str) -> str | None:

@@ -20,6 +20,7 @@ from duckrank.cli.common import (
     INPUT_FORMATS,
     NON_TREC_FORMATS,
     Problems,
+    Progress,
     binary_target,
     check_engine,
     check_output,
@@ -31,10 +32,13 @@ from duckrank.cli.common import (
     handle_errors,
     output_options,
     pick_format,
+    progress_enabled,
     read_conventions,
 )
 
 FORMATS = NON_TREC_FORMATS
+# duckrank.comparison.MAX_REPLICATES, without importing duckdb for --help
+MAX_REPLICATES = 1_000_000
 DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
 CORRECTION_NAMES = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg"}
 TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"}
@@ -91,8 +95,8 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
     if not runs:  # one run file may hold several runs in its run_id column
         problems.add("compare needs QRELS and at least two runs (RUN1 RUN2 [RUN ...])")
     settings: dict[str, Any] = {
-        "permutations": problems.integer("--permutations", permutations, 0),
-        "bootstrap": problems.integer("--bootstrap", bootstrap, 0),
+        "permutations": problems.integer("--permutations", permutations, 0, MAX_REPLICATES),
+        "bootstrap": problems.integer("--bootstrap", bootstrap, 0, MAX_REPLICATES),
         "seed": problems.integer("--seed", seed, 0),
         "confidence": problems.fraction("--confidence", confidence),
         "alpha": problems.fraction("--alpha", alpha),
@@ -125,6 +129,7 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
     check_output(problems, fmt, output_path, [qrels, *runs])
     problems.raise_if_any()
 
+    from duckrank._library import connect
     from duckrank.comparison import compare as compare_runs
 
     options = {key: value for key, value in {**settings, **conventions, **engine}.items() if value is not None}
@@ -132,8 +137,15 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
         "run_format": facade_format(run_fmt, "run"), "qrels_format": facade_format(qrels_fmt, "qrels"),
         "query_col": query_col, "doc_col": doc_col, "score_col": score_col, "relevance_col": relevance_col,
     }.items() if value is not None})
-    result = compare_runs(qrels, list(runs), spellings, baseline=baseline, by=list(segments), **options)
-    write(result, fmt, output_path, quiet=quiet)
+    con = connect()
+    try:
+        # a million replicates take a while: show progress (Ctrl-C stops it, leaving no output)
+        with Progress(con, "comparing", progress_enabled(quiet)):
+            result = compare_runs(qrels, list(runs), spellings, baseline=baseline, by=list(segments), con=con,
+                                  **options)
+            write(result, fmt, output_path, quiet=quiet)
+    finally:
+        con.close()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ def convert_command(source, target, kind, from_format, to_format, query_col, doc
     import duckdb
 
     from duckrank import inputs
-    from duckrank._library import configure
+    from duckrank._library import configure, private_settings
 
     columns = {
         key: value for key, value in {
@@ -76,6 +76,7 @@ def convert_command(source, target, kind, from_format, to_format, query_col, doc
 
     con = duckdb.connect()  # reading and writing need no macros
     try:
+        private_settings(con)
         configure(con, **engine)
         with Progress(con, "converting", progress_enabled(quiet)):
             table = _read_input(inputs, con, source, kind, from_fmt, columns)

@@ -1,0 +1,76 @@
+"""duckrank's private scratch folder: DuckDB's spill files, standard input's copy and the links
+that make a literal path readable. One folder per process, in the system's temporary folder (never
+the caller's working directory), removed at exit and when SIGTERM or SIGHUP ends the process."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import tempfile
+import threading
+from typing import Any
+
+_folder: str | None = None
+_lock = threading.Lock()
+
+
+def folder() -> str:
+    """The process's scratch folder, created (mode 0700) on first use."""
+    global _folder
+    with _lock:
+        if _folder is None or not os.path.isdir(_folder):
+            _folder = tempfile.mkdtemp(prefix="duckrank-")
+            atexit.register(remove)
+        return _folder
+
+
+def path(name: str) -> str:
+    """A path inside the scratch folder (a sub-folder is created on demand)."""
+    return os.path.join(folder(), name)
+
+
+def remove() -> None:
+    global _folder
+    with _lock:
+        if _folder is not None:
+            shutil.rmtree(_folder, ignore_errors=True)
+            _folder = None
+
+
+#: The signal that is ending the process (SIGINT, SIGTERM or SIGHUP), once one arrived: DuckDB
+#: answers a signal during a query with its own "Query interrupted" error, which this tells apart.
+received: int | None = None
+
+
+class Terminated(SystemExit):
+    """SIGTERM or SIGHUP: unwind (so every `finally` removes its temporary files), exit 128 + signal."""
+
+
+def handle_signals() -> dict[int, Any]:
+    """SIGINT raises KeyboardInterrupt, SIGTERM and SIGHUP raise Terminated, in the main thread,
+    each noting the signal in `received`: for the command line, whose temporary output and scratch
+    folder must go when a user or a job scheduler stops it. Returns the handlers it replaced."""
+    global received
+    received = None
+
+    def handler(number, _frame):
+        global received
+        if received is not None:  # DuckDB re-raises a signal it has answered already: once is enough
+            return
+        received = number
+        if number == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(128 + number)
+
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            previous[number] = signal.signal(number, handler)
+    return previous
+
+
+def restore_signals(previous: dict[int, Any]) -> None:
+    for number, handler in previous.items():
+        signal.signal(number, handler)
