@@ -35,6 +35,9 @@ CORRECTIONS = ("holm", "bh")
 TESTS = ("t", "randomization")
 DEFAULTS: dict[str, Any] = {"permutations": 10_000, "bootstrap": 10_000, "seed": 0, "confidence": 0.95,
                             "alpha": 0.05, "correction": "holm", "test": "t"}
+# Replicates of the bootstrap and the randomization test: a million resolves p to 1e-6; more only
+# costs memory and time (2e9 filled 20 GB before it failed).
+MAX_REPLICATES = 1_000_000
 # The result's columns after the segment columns, in order.
 COLUMNS = ("metric", "run", "is_baseline", "n", "mean", "mean_ci_low", "mean_ci_high", "diff", "ci_low", "ci_high",
            "relative_change", "t", "df", "p_ttest", "p_randomization", "p_ttest_adjusted",
@@ -110,8 +113,10 @@ def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     for name in ("permutations", "bootstrap", "seed"):
         value = settings[name]
         minimum = None if name == "seed" else 0
-        if isinstance(value, bool) or not isinstance(value, int) or (minimum is not None and value < minimum):
-            kind = "a whole number" if name == "seed" else "a whole number >= 0"
+        maximum = None if name == "seed" else MAX_REPLICATES
+        if (isinstance(value, bool) or not isinstance(value, int) or (minimum is not None and value < minimum)
+                or (maximum is not None and value > maximum)):
+            kind = "a whole number" if name == "seed" else f"a whole number from 0 to {MAX_REPLICATES}"
             problems.append(f"{name} must be {kind}; got {value!r}")
     for name in ("confidence", "alpha"):
         value = settings[name]
