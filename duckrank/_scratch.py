@@ -1,6 +1,6 @@
-"""duckrank's private scratch folder: DuckDB's spill files, standard input's copy and the links
+"""duckrank's private scratch folder: DuckDB's spill files, copies of piped inputs and the links
 that make a literal path readable. One folder per process, in the system's temporary folder (never
-the caller's working directory), removed at exit and when SIGTERM or SIGHUP ends the process."""
+the caller's working directory), removed at exit, also when a signal stops the command line."""
 
 from __future__ import annotations
 
@@ -13,28 +13,29 @@ import threading
 from typing import Any
 
 _folder: str | None = None
+_owner: int | None = None  # the process that made it: a forked child neither uses nor removes it
 _lock = threading.Lock()
 
 
 def folder() -> str:
     """The process's scratch folder, created (mode 0700) on first use."""
-    global _folder
+    global _folder, _owner
     with _lock:
-        if _folder is None or not os.path.isdir(_folder):
-            _folder = tempfile.mkdtemp(prefix="duckrank-")
+        if _folder is None or _owner != os.getpid() or not os.path.isdir(_folder):
+            _folder, _owner = tempfile.mkdtemp(prefix="duckrank-"), os.getpid()
             atexit.register(remove)
         return _folder
 
 
 def path(name: str) -> str:
-    """A path inside the scratch folder (a sub-folder is created on demand)."""
+    """A path inside the scratch folder (nothing is created there)."""
     return os.path.join(folder(), name)
 
 
 def remove() -> None:
     global _folder
     with _lock:
-        if _folder is not None:
+        if _folder is not None and _owner == os.getpid():
             shutil.rmtree(_folder, ignore_errors=True)
             _folder = None
 
