@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH.parent))
+# the repository instead of bench/ on the path: bench/profile.py would shadow the profile module pyspark imports
+sys.path[0] = str(BENCH.parent)
 
 # the trec_eval standard set of bench/contenders.py, as duckrank spells it
 MEASURES = ["map", "P.5", "P.10", "P.20", "recall.100", "recall.1000", "ndcg", "ndcg_cut.10",

@@ -18,7 +18,14 @@ import duckdb
 import pytest
 import spark_support
 import trec_adversarial
-from test_front_doors import SETTINGS, SUMMARY_ONLY, cases_for
+from test_front_doors import (
+    GAIN_SETTING,
+    RANKING,
+    SETTINGS,
+    SUMMARY_ONLY,
+    cases_for,
+    metric_cases,
+)
 from test_sql_trec_conformance import read_qrels, read_run
 
 TOLERANCE = 1e-12
@@ -67,16 +74,22 @@ def spark_conventions(setting: str) -> dict:
     return conventions
 
 
-def accepted_measures(qrels: str, run: str, setting: str) -> list[str]:
-    """The setting's measures that the DuckDB engine accepts (under ties := 'average' the metrics
-    not linear in the ranking refuse), plus the summary-only measures; not the text ones (relstring),
-    which have no number to compare and which the Spark engine refuses."""
-    import duckrank
+def numeric(cases) -> list[str]:
+    """The cases' measures, less the text ones (relstring): no number to compare, and the Spark
+    engine refuses them."""
     from duckrank.registry import METRICS
 
-    numeric = [case.measure for case in cases_for(setting)
-               if getattr(METRICS[case.metric], "value", "number") != "text"]
-    measures = list(dict.fromkeys(numeric + [m.trec_eval[0].name for m in SUMMARY_ONLY]))
+    return list(dict.fromkeys(case.measure for case in cases
+                              if getattr(METRICS[case.metric], "value", "number") != "text"))
+
+
+def setting_measures(qrels: str, run: str, setting: str) -> list[str]:
+    """Every registered measure at its defaults, the summary-only ones too; under ties := 'average'
+    those the DuckDB engine accepts (the metrics not linear in the ranking refuse it)."""
+    import duckrank
+
+    measures = numeric(case for metric in RANKING for case in metric_cases(metric, "defaults"))
+    measures += [m.trec_eval[0].name for m in SUMMARY_ONLY]
     conventions = spark_conventions(setting)
     if conventions.get("ties") != "average":
         return measures
@@ -102,20 +115,16 @@ def duckdb_values(qrels: str, run: str, measures: list[str], conventions: dict) 
 
 
 def same(a, b) -> bool:
-    if a is None or b is None:
-        return a is b
+    if a is None or b is None or a == b:  # equal infinities too
+        return a == b
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
     return abs(a - b) <= TOLERANCE
 
 
-@pytest.mark.parametrize("setting", list(SETTINGS))
-def test_parity(spark, inputs, setting):
+def assert_parity(spark, qrels: str, run: str, measures: list[str], conventions: dict) -> None:
     from duckrank import spark as duckrank_spark
 
-    qrels, run = inputs
-    measures = accepted_measures(qrels, run, setting)
-    conventions = spark_conventions(setting)
     _, per_query_sql = duckrank_spark._prepare(spark, qrels, run, measures, dict(conventions))
     got = {(str(q), int(i)): v for q, i, v in spark.sql(per_query_sql).collect()}
     expected = duckdb_values(qrels, run, measures, conventions)
@@ -123,6 +132,21 @@ def test_parity(spark, inputs, setting):
     wrong = [(measures[i], q, expected.get((q, i)), got.get((q, i)))
              for q, i in sorted(set(expected) | set(got)) if not same(expected.get((q, i)), got.get((q, i)))]
     assert not wrong, f"{len(wrong)} of {len(expected)} values differ, e.g. {wrong[:5]}"
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_parity(spark, inputs, setting):
+    """Every registered measure under each convention setting of the front-door tests."""
+    qrels, run = inputs
+    assert_parity(spark, qrels, run, setting_measures(qrels, run, setting), spark_conventions(setting))
+
+
+def test_parity_of_options(spark, inputs):
+    """Every option of every measure at a non-default value, and the gains (a gain map, exp, raw),
+    under the default conventions: several ranking passes in one Spark job."""
+    qrels, run = inputs
+    measures = numeric([*cases_for("defaults"), *cases_for(GAIN_SETTING)])
+    assert_parity(spark, qrels, run, measures, {})
 
 
 def test_refusals(spark, inputs):
@@ -190,3 +214,14 @@ def test_readme_example(spark, monkeypatch, capsys):
     monkeypatch.chdir(Path(__file__).parent.parent)
     exec(compile(code, "README.md", "exec"), {})
     assert "ndcg@10" in capsys.readouterr().out
+
+
+def test_base_install_needs_no_spark():
+    """import duckrank (and its CLI) loads neither pyspark nor sqlglot: DuckDB stays the default."""
+    import subprocess
+    import sys
+
+    code = ("import sys, duckrank, duckrank.cli, duckrank.evaluation; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'sqlglot', 'py4j')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -72,13 +72,15 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
     for index, measure in enumerate(parsed):
         groups.setdefault(measure.relation_key(conventions["rel_level"]), []).append(index)
     parts = []
-    for key, indexes in groups.items():
+    for group, (key, indexes) in enumerate(groups.items()):
         rel_level, *ranked_options = key
         values = {**conventions, "rel_level": rel_level, **dict(zip(RANKED_OPTIONS, ranked_options)),
                   "judged_only": all(parsed[i].metric.reads == "judged" for i in indexes)}
         values["gain_map"] = dict(values["gain_map"])
         values = {name: values[name] for name in RANK_QUERIES_ARGUMENTS}
-        ranked = _render.ranked_query(qrels, run, labels[0], labels[1], values).sql("spark", pretty=pretty)
+        # the first pass checks the data; the others read the same inputs
+        ranked = _render.ranked_query(qrels, run, labels[0], labels[1], values, checked=group == 0).sql(
+            "spark", pretty=pretty)
         empty = _render.spark_literal(conventions["empty"]).sql("duckdb")
         columns = ", ".join(
             _render.spark_sql(_render.measure_expression(
@@ -128,14 +130,15 @@ def sql(measures: list[str] | str = ("map",), *, qrels: str = "qrels", run: str 
 
 def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None]) -> tuple[str, str, dict[str, str]]:
     """A temporary view over a DataFrame, a table name or a Parquet path (file or folder, hive-
-    partitioned too) with the standard columns; and the name messages use for it."""
+    partitioned too) with the standard columns; the name messages use for it (the path, the table,
+    or DataFrame); and the standard columns' Spark types."""
     from pyspark.sql import DataFrame
 
     wanted = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}[kind]
     if isinstance(source, DataFrame):
-        frame, label = source, f"{kind} DataFrame"
+        frame, label = source, "DataFrame"
     elif isinstance(source, str) and re.fullmatch(r"[A-Za-z_][\w.]*", source) and spark.catalog.tableExists(source):
-        frame, label = spark.table(source), f"{kind} table {source!r}"
+        frame, label = spark.table(source), source
     elif isinstance(source, str):
         import os
         if not os.path.exists(source) and "://" not in source:
@@ -143,19 +146,19 @@ def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None]) ->
         if os.path.isfile(source) and not source.endswith(".parquet"):
             raise InputError(f"{kind} {source!r}: the Spark engine reads Parquet files and folders (or Spark "
                              f"tables); convert it first with `duckrank convert`")
-        frame, label = spark.read.parquet(source), f"{kind} {source!r}"
+        frame, label = spark.read.parquet(source), source
     else:
         raise InputError(f"{kind} must be a Spark DataFrame, a table name or a Parquet path; got {type(source).__name__}")
     types = dict(frame.dtypes)
     mapping = {std: columns.get(option) or std for option, std in COLUMN_OPTIONS.items() if std in wanted}
     missing = [given for given in mapping.values() if given not in types]
     if missing:
-        raise InputError(f"{label} has no column {', '.join(repr(m) for m in missing)}; its columns are "
+        raise InputError(f"{kind} {label!r} has no column {', '.join(repr(m) for m in missing)}; its columns are "
                          f"{', '.join(repr(c) for c in types)}; name yours with query_col=, doc_col=, score_col=, "
                          f"relevance_col=")
     for std in wanted[2:]:
         if types[mapping[std]] in ("string", "binary", "boolean") or types[mapping[std]].startswith(("array", "struct")):
-            raise InputError(f"{label}: column {mapping[std]!r} holds {types[mapping[std]]}, but {std} must be "
+            raise InputError(f"{kind} {label!r}: column {mapping[std]!r} holds {types[mapping[std]]}, but {std} must be "
                              f"numeric; cast it")
     name = f"duckrank_{kind}_{next(_counter)}"
     frame.selectExpr(*(f"`{given}` AS {std}" for std, given in mapping.items())).createOrReplaceTempView(name)
@@ -173,7 +176,7 @@ def _prepare(spark: Any, qrels: Any, run: Any, measures: list[str] | str, option
     run_view, run_label, run_types = _view(spark, run, "run", columns)
     for column in ("query_id", "doc_id"):
         if (run_types[column] == "string") != (qrels_types[column] == "string"):
-            raise InputError(f"{run_label} has {column} of type {run_types[column]} but {qrels_label} has "
+            raise InputError(f"run {run_label!r} has {column} of type {run_types[column]} but qrels {qrels_label!r} has "
                              f"{qrels_types[column]}; ids are compared as given, so make both strings or both integers")
     return parsed, _per_query_sql(qrels_view, run_view, parsed, conventions, (qrels_label, run_label))
 
@@ -185,7 +188,7 @@ def evaluate(spark: Any, qrels: Any, run: Any, measures: list[str] | str = ("map
     Options: the conventions ties (not 'input'), rel_level, max_rank, complete, empty, unjudged, gain,
     duplicates, and the column names query_col, doc_col, score_col, relevance_col. The numbers are
     the DuckDB engine's (tests/test_spark.py holds them to 1e-12 per query). Spark evaluates lazily:
-    bad data raises when the result is collected, with duckrank's message (see spark_errors())."""
+    bad data raises when the result is collected, with duckrank's message (see input_error())."""
     parsed, per_query_sql = _prepare(spark, qrels, run, measures, dict(options))
     if per_query:
         names = ", ".join(f"({i}, {_string(m.spelling)})" for i, m in enumerate(parsed) if m.metric.per_query)
@@ -197,7 +200,7 @@ def evaluate(spark: Any, qrels: Any, run: Any, measures: list[str] | str = ("map
 
 def input_error(error: Exception) -> InputError | None:
     """duckrank's own message inside a Spark exception (raised by the SQL's checks), if any."""
-    found = re.search(r"duckrank: (.*?)(?:\n\s*(?:at |JVM stacktrace|== )|\"?\s*$|\. SQLSTATE)", str(error), re.DOTALL)
+    found = re.search(r"duckrank: (.*?)(?:\s*SQLSTATE|\n\s*at |\s*$)", str(error), re.DOTALL)
     return InputError(found.group(1).strip()) if found else None
 
 
@@ -259,8 +262,7 @@ def cli_problems(log: Any, runs: tuple, segments: tuple, run_format: str | None,
         problems.append("--engine spark scores one run at a time; give one RUN")
     if segments:
         problems.append("--engine spark has no --by; use the DuckDB engine for segments")
-    if (run_format or qrels_format) not in (None, "parquet") or (run_format and qrels_format and
-                                                               "parquet" not in (run_format, qrels_format)):
+    if any(fmt not in (None, "parquet") for fmt in (run_format, qrels_format)):
         problems.append("--engine spark reads Parquet files and folders; convert other inputs with duckrank convert")
     if engine:
         problems.append(f"{', '.join('--' + name.replace('_', '-') for name in engine)} set DuckDB's engine; "

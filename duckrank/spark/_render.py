@@ -51,6 +51,16 @@ def _macro_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | None
     return None
 
 
+# Nodes that read as one operand wherever they are put; anything else is parenthesised when it
+# replaces a macro parameter or call (sqlglot prints a tree as it is: `a / (b + c)` needs the Paren).
+_ATOMIC = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Paren, exp.Dot, exp.Func, exp.Struct, exp.Array,
+           exp.Bracket, exp.Identifier)
+
+
+def _operand(node: exp.Expression) -> exp.Expression:
+    return node if isinstance(node, _ATOMIC) else exp.Paren(this=node)
+
+
 def _substitute(body: exp.Expression, values: dict[str, exp.Expression]) -> exp.Expression:
     """A macro body with its parameters replaced: `p` by its argument, `p.field` by argument.field.
     Lambda variables are identifiers, not columns, so a lambda never has its variable replaced."""
@@ -58,12 +68,12 @@ def _substitute(body: exp.Expression, values: dict[str, exp.Expression]) -> exp.
         if isinstance(node, exp.Column):
             parts = [part.name for part in node.parts]
             if parts[0] in values:
-                result = values[parts[0]].copy()
+                result = _operand(values[parts[0]].copy())
                 for field in parts[1:]:
                     result = exp.Dot(this=result, expression=exp.to_identifier(field))
                 return result
         return node
-    return body.copy().transform(replace)
+    return body.copy().transform(replace, copy=False)
 
 
 def inline(expression: exp.Expression, values: dict[str, exp.Expression] | None = None) -> exp.Expression:
@@ -76,10 +86,10 @@ def inline(expression: exp.Expression, values: dict[str, exp.Expression] | None 
         macro = macros()[name]
         if len(arguments) != len(macro.params):
             raise ValueError(f"duckrank.{name} takes {len(macro.params)} arguments, got {len(arguments)}")
-        return inline(_substitute(macro.body, dict(zip(macro.params, arguments))))
+        return _operand(inline(_substitute(macro.body, dict(zip(macro.params, arguments)))))
     if values:
         expression = _substitute(expression, values)
-    return expression.transform(expand)
+    return expression.transform(expand, copy=False)  # every caller passes a tree of its own
 
 
 # --- DuckDB -> Spark: what sqlglot does not translate, or translates into something else ---------
@@ -288,10 +298,24 @@ def _plain_ctes(query: exp.Expression) -> exp.Expression:
 
 
 def ranked_query(qrels_table: str, run_table: str, qrels_label: str, run_label: str,
-                 values: dict[str, Any]) -> exp.Expression:
-    """duckrank.rank_queries over two Spark tables, every option a literal: a Spark query (AST)."""
+                 values: dict[str, Any], checked: bool = True) -> exp.Expression:
+    """duckrank.rank_queries over two Spark tables, every option a literal: a Spark query (AST).
+    checked=False leaves out the checks of the data (its guard), for a second pass over inputs a
+    first one checks: they read only the ids, scores and grades, never the relation's options."""
     frozen = tuple((name, tuple(sorted(v.items())) if isinstance(v, dict) else v) for name, v in values.items())
-    return _ranked_query(qrels_table, run_table, qrels_label, run_label, frozen).copy()
+    query = _ranked_query(qrels_table, run_table, qrels_label, run_label, frozen).copy()
+    if checked:
+        return query
+    from sqlglot.optimizer.simplify import simplify
+
+    def unguarded(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.EQ) and any(t.name == "guard" for t in node.find_all(exp.Table)):
+            return exp.true()
+        return node
+    query.set("where", simplify(query.args["where"].transform(unguarded, copy=False)))
+    if isinstance(query.args["where"].this, exp.Boolean):
+        query.set("where", None)
+    return _drop_unused_ctes(query)
 
 
 @cache
@@ -312,7 +336,7 @@ def _ranked_query(qrels_table: str, run_table: str, qrels_label: str, run_label:
             column = node.this.expressions[0].find(exp.Column)
             return exp.to_table(tables[column.name])
         return node
-    body = macro.body.copy().transform(table_reads)
+    body = macro.body.copy().transform(table_reads, copy=False)
     body = inline(body, substitutions)
     return _prune(to_spark(_plain_ctes(_expand_star_replace(body))))
 
@@ -327,7 +351,7 @@ def _prune(query: exp.Expression) -> exp.Expression:
     plans nor runs them (it keeps no CTE, so each branch would read the inputs again)."""
     from sqlglot.optimizer.simplify import simplify
 
-    query = simplify(query.transform(_fold_in))
+    query = simplify(query.transform(_fold_in, copy=False))
     ctes = {cte.alias: cte for cte in query.find_all(exp.CTE)}
     empty: set[str] = set()
 
@@ -359,14 +383,25 @@ def _prune(query: exp.Expression) -> exp.Expression:
             if is_empty(node.expression):
                 return node.this
             if is_empty(node.this):
-                return node.expression
+                return _named_like(node.expression, node.this)
         return node
     while True:  # a dropped branch may leave a union whose other branch is empty too
-        pruned = query.transform(drop)
-        if pruned == query:
+        unions = len(list(query.find_all(exp.Union)))
+        query = query.transform(drop, copy=False)
+        if len(list(query.find_all(exp.Union))) == unions:
             break
-        query = pruned
     return _drop_unused_ctes(query)
+
+
+def _named_like(kept: exp.Expression, dropped: exp.Expression) -> exp.Expression:
+    """A union's second branch, left alone: its columns take the names the first branch gave them."""
+    if not (isinstance(kept, exp.Select) and isinstance(dropped, exp.Select)) \
+            or any(isinstance(p, exp.Star) for p in (*kept.expressions, *dropped.expressions)):
+        return kept
+    names = [p.alias_or_name for p in dropped.expressions]
+    kept.set("expressions", [p if p.alias_or_name == name else exp.alias_(p.unalias(), name)
+                             for p, name in zip(kept.expressions, names)])
+    return kept
 
 
 def _drop_unused_ctes(query: exp.Expression) -> exp.Expression:
@@ -389,7 +424,7 @@ def measure_expression(aggregate_sql: str) -> exp.Expression:
 
     # folded after the Spark rewrites, which make every decimal literal a DOUBLE: simplify would
     # fold 1 - 0.9 exactly (0.1), where the math means doubles (0.09999999999999998)
-    return simplify(to_spark(inline(sqlglot.parse_one(aggregate_sql, read="duckdb"))).transform(_fold_in))
+    return simplify(to_spark(inline(sqlglot.parse_one(aggregate_sql, read="duckdb"))).transform(_fold_in, copy=False))
 
 
 def _fold_in(node: exp.Expression) -> exp.Expression:

@@ -34,13 +34,17 @@ WITH run_rows AS (
   SELECT
     query_id,
     COUNT(*) - SIZE(ARRAY_DISTINCT(FILTER(COLLECT_LIST(XXHASH64(doc_id)), x -> NOT x IS NULL))) AS repeats,
-    ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
-      query_id IS NULL OR doc_id IS NULL) AS null_id,
-    ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
-      grade IS NULL
-      OR NOT (
-        NOT ISNAN(grade) AND ABS(grade) <> CAST('Infinity' AS DOUBLE)
-      )) AS bad_grade
+    (
+      ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
+        query_id IS NULL OR doc_id IS NULL)
+    ) AS null_id,
+    (
+      ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
+        grade IS NULL
+        OR NOT (
+          NOT ISNAN(grade) AND ABS(grade) <> CAST('Infinity' AS DOUBLE)
+        ))
+    ) AS bad_grade
   FROM qrels_rows
   GROUP BY
     query_id
@@ -134,11 +138,13 @@ WITH run_rows AS (
     STRUCT(
       COUNT(*) FILTER(WHERE
         doc_id IS NULL) AS null_docs,
-      ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
-        score IS NULL
-        OR NOT (
-          NOT ISNAN(score) AND ABS(score) <> CAST('Infinity' AS DOUBLE)
-        )) AS bad_score
+      (
+        ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
+          score IS NULL
+          OR NOT (
+            NOT ISNAN(score) AND ABS(score) <> CAST('Infinity' AS DOUBLE)
+          ))
+      ) AS bad_score
     ) AS checks
   FROM graded
   GROUP BY
@@ -250,10 +256,12 @@ WITH run_rows AS (
           END
         ) AS tied_gain,
         d.grade < 0 OR d.grade IS NULL AS unjudged,
-        POWER(
-          CAST(2.0 AS DOUBLE),
-          LEAST(GREATEST(COALESCE(d.grade, 0), 0), stop_scale) - stop_scale
-        ) - POWER(CAST(2.0 AS DOUBLE), -stop_scale) AS err_stop
+        (
+          POWER(
+            CAST(2.0 AS DOUBLE),
+            LEAST(GREATEST(COALESCE(d.grade, 0), 0), stop_scale) - stop_scale
+          ) - POWER(CAST(2.0 AS DOUBLE), -stop_scale)
+        ) AS err_stop
       )
     ) AS docs
   FROM (
@@ -374,13 +382,17 @@ WITH run_rows AS (
               TRANSFORM(
                 IF(
                   (
-                    CAST(b.first_rank + b.docs - 1 AS BIGINT) + 1 - 1
+                    CAST((
+                      b.first_rank + b.docs - 1
+                    ) AS BIGINT) + 1 - 1
                   ) < CAST(b.first_rank AS BIGINT),
                   ARRAY(),
                   SEQUENCE(
                     CAST(b.first_rank AS BIGINT),
                     (
-                      CAST(b.first_rank + b.docs - 1 AS BIGINT) + 1 - 1
+                      CAST((
+                        b.first_rank + b.docs - 1
+                      ) AS BIGINT) + 1 - 1
                     )
                   )
                 ),
