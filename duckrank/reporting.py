@@ -349,9 +349,9 @@ class Report:
 
     def _body(self) -> str:
         data = self.data
-        parts = [f"<header><h1>{html.escape(self._title())}</h1>"
-                 f"<p class=\"meta\">{html.escape(_now())} &middot; <code>{html.escape(data.command)}</code></p>"
-                 "</header>", self._shape_section(), self._summary_section()]
+        header = (f"<header><h1>{html.escape(self._title())}</h1><p class=\"meta\">{html.escape(_now())} &middot; "
+                  f"<code>{html.escape(data.command)}</code></p></header>")
+        parts = [header, self._shape_section(), self._summary_section()]
         compared = data.baseline is not None and len(data.runs) > 1
         if compared:
             parts.append(_figure_section("diff", "Differences from the baseline", self.plot("diff"),
@@ -449,7 +449,7 @@ class Report:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _format(value: Any, kind: str) -> str:

@@ -5,10 +5,12 @@ by a NUL byte; the browser reads commands on fd 3 and writes replies and events 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from typing import Any
@@ -37,18 +39,6 @@ def chromium_or_skip() -> str:
     pytest.skip(reason)
 
 
-def _pipe_fds(reading: int, writing: int) -> None:
-    """In the child: its end of each pipe as fd 3 (commands in) and fd 4 (replies out). Both are
-    first moved above 4, so that neither dup2 overwrites the other."""
-    high_read, high_write = os.dup(reading), os.dup(writing)
-    while high_read <= 4 or high_write <= 4:
-        high_read, high_write = os.dup(high_read), os.dup(high_write)
-    os.dup2(high_read, 3)
-    os.dup2(high_write, 4)
-    os.set_inheritable(3, True)
-    os.set_inheritable(4, True)
-
-
 class Browser:
     """One headless Chromium with one page; every network request, console message and
     uncaught exception of the page is recorded."""
@@ -57,14 +47,20 @@ class Browser:
         self.profile = tempfile.mkdtemp(prefix="duckrank-chromium-")
         to_browser_read, self._write = os.pipe()
         self._read, from_browser_write = os.pipe()
-        self.process = subprocess.Popen(
-            [binary, "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
-             "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--hide-scrollbars",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--disable-dev-shm-usage", f"--user-data-dir={self.profile}", f"--window-size={width},{height}",
-             "about:blank"],
-            close_fds=False, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=lambda: _pipe_fds(to_browser_read, from_browser_write))
+        arguments = [shutil.which(binary) or binary, "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
+                     "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--hide-scrollbars",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", f"--user-data-dir={self.profile}", f"--window-size={width},{height}",
+                     "about:blank"]
+        # a small launcher puts the browser's ends of the pipes at fd 3 and 4, then becomes the
+        # browser (no preexec_fn: this process runs DuckDB's threads)
+        launcher = ("import os, sys; r, w = int(sys.argv[1]), int(sys.argv[2]); "
+                    "r, w = os.dup(r), os.dup(w); os.dup2(r, 3); os.dup2(w, 4); "
+                    "os.set_inheritable(3, True); os.set_inheritable(4, True); os.execv(sys.argv[3], sys.argv[3:])")
+        self.process = subprocess.Popen([sys.executable, "-c", launcher, str(to_browser_read), str(from_browser_write),
+                                         *arguments],
+                                        pass_fds=(to_browser_read, from_browser_write), stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_browser_read)
         os.close(from_browser_write)
         self._buffer = b""
@@ -146,10 +142,8 @@ class Browser:
         return found
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # the browser may be gone already
             self.call("Browser.close", timeout=5)
-        except Exception:  # noqa: BLE001 - the browser may be gone already
-            pass
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -22,7 +22,7 @@ from duckrank.cli import main
 
 pytest.importorskip("matplotlib", reason="the report needs the extra: pip install 'duckrank[plot]'")
 
-from browser import Browser, chromium_or_skip  # noqa: E402
+from browser import Browser, chromium_or_skip
 
 REPO = Path(__file__).resolve().parent.parent
 QRELS = str(REPO / "data" / "qrels.parquet")
@@ -77,7 +77,7 @@ class _Cells(HTMLParser):
 
 
 def test_the_page_renders_offline_with_every_figure(built, tmp_path):
-    report, path = built
+    path = built[1]
     page = Path(path).read_text(encoding="utf-8")
     assert "<script" not in page and "<link" not in page and "@import" not in page
     assert len(page.encode()) < 2_000_000
