@@ -28,8 +28,9 @@ except ImportError as error:  # pragma: no cover - exercised by the CLI's check
     raise ImportError(INSTALL_HINT) from error
 
 FORMATS = ("svg", "png", "pdf")
-# tab10 without its grey: one colour per run, the same in every figure.
-_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
+# tab10, grey last: one colour per run, the same in every figure (an 11th run repeats the first).
+_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf",
+            "#7f7f7f")
 _WIN, _LOSS = "#2a9d4b", "#c8453b"
 _BARS_UP_TO = 100  # queries in a win/loss chart drawn as one bar each; more are drawn as an area
 _STYLE = {"font.size": 8.5, "axes.titlesize": 9, "axes.labelsize": 8.5, "legend.fontsize": 8,
