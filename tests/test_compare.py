@@ -688,7 +688,7 @@ def test_cli_usage_errors_exit_2_and_report_everything(files):
     assert_error(cli(files["qrels"], files["a"]), 2, "at least two runs; got one")
     assert_error(cli(files["qrels"], files["a"], files["b"], "--permutations", "-1", "--confidence", "95",
                      "--correction", "sidak", "-m", "nope@5", "-f", "yaml"), 2,
-                 "--permutations must be a whole number >= 0", "--confidence must be a number strictly between",
+                 "--permutations must be a whole number from 0 to 1000000", "--confidence must be a number strictly between",
                  "--correction must be one of holm, bh", "unknown measure 'nope@5'", "--format must be one of")
     assert_error(cli(files["qrels"], files["a"], files["b"], "-m", "num_ret"), 2, "compare tests means")
     assert_error(cli(files["qrels"], files["a"], files["b"], "--baseline", "zzz"), 2, "baseline 'zzz'")
