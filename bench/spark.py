@@ -107,7 +107,7 @@ def main() -> None:
         spark.read.parquet(qrels).createOrReplaceTempView("qrels")
         spark.read.parquet(run).createOrReplaceTempView("run")
         row = spark.sql(FLOOR_SQL).collect()[0]
-        return dict(zip(MEASURES, row))
+        return dict(zip(MEASURES, map(float, row)))  # some averages are DECIMAL
 
     def engine() -> dict:
         return {row[0]: row[1] for row in duckrank_spark.evaluate(spark, qrels, run, MEASURES).collect()}
@@ -119,6 +119,7 @@ def main() -> None:
             began = time.perf_counter()
             values = call()
             times.append(time.perf_counter() - began)
+            print(f"{name}: {times[-1]:.2f} s", flush=True)
         results[name] = {"wall_s": min(times), "runs_s": times, "values": values}
     off = max(abs(results["spark_floor"]["values"][m] - results["duckrank_spark"]["values"][m]) for m in MEASURES)
     ratio = results["duckrank_spark"]["wall_s"] / results["spark_floor"]["wall_s"]
@@ -136,7 +137,7 @@ def main() -> None:
         "session_s": session_s, "ratio": ratio, "max_difference": off, "cores": os.cpu_count(),
         "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         **{name: {k: v for k, v in result.items() if k != "values"} for name, result in results.items()}}
-    path.write_text(json.dumps(everything, indent=1) + "\n")
+    path.write_text(json.dumps(everything, indent=2) + "\n")
 
 
 if __name__ == "__main__":

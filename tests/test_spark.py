@@ -185,7 +185,7 @@ def test_cli_engine_spark(spark, inputs):
     from duckrank.cli import main
 
     qrels, run = inputs
-    arguments = [qrels, run, "-m", "ndcg_cut.10", "-m", "map", "-q", "--format", "tsv"]
+    arguments = ["eval", qrels, run, "-m", "ndcg_cut.10", "-m", "map", "-q", "--format", "tsv"]
     spark_out = CliRunner().invoke(main, [*arguments, "--engine", "spark"])
     duckdb_out = CliRunner().invoke(main, arguments)
     assert spark_out.exit_code == 0, spark_out.output
