@@ -66,7 +66,10 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
     """Spark SQL with columns (query_id, measure_index, value): for each group of measures sharing
     the ranking options, one ranked pass and one wide row per query, unpivoted with stack()."""
     from duckrank.registry import RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS
-    from duckrank.spark import _render
+    try:
+        from duckrank.spark import _render
+    except ImportError:
+        raise OptionError("rendering Spark SQL needs sqlglot: pip install 'duckrank[spark]'") from None
 
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(parsed):
@@ -208,6 +211,7 @@ def session() -> Any:
     """The active SparkSession, or a new local one (spark-submit, SPARK_REMOTE and spark-defaults.conf
     decide where it runs); a clear error when pyspark or Java is missing."""
     try:
+        from pyspark.errors import PySparkException
         from pyspark.sql import SparkSession
     except ImportError:
         raise OptionError("the Spark engine needs pyspark: pip install 'duckrank[spark]'") from None
@@ -216,7 +220,7 @@ def session() -> Any:
         return active
     try:
         spark = SparkSession.builder.appName("duckrank").config("spark.ui.showConsoleProgress", "false").getOrCreate()
-    except Exception as error:  # pyspark raises its own error types when the JVM does not start
+    except PySparkException as error:  # JAVA_GATEWAY_EXITED when the JVM does not start
         if "JAVA" in str(error).upper():
             raise OptionError("the Spark engine needs Java 17 or newer (e.g. apt-get install openjdk-17-jre-headless) "
                               "and JAVA_HOME or java on the PATH") from None
@@ -233,9 +237,11 @@ def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any =
 
     spark = spark or session()
     parsed, per_query_sql = _prepare(spark, qrels, run, measures, dict(options))
+    from pyspark.errors import PySparkException
+
     try:
         rows = spark.sql(f"SELECT 0 AS run_index, query_id, measure_index, value FROM ({per_query_sql})").toArrow()
-    except Exception as error:
+    except PySparkException as error:
         raise input_error(error) or error from None
     if rows.num_rows == 0:
         raise InputError(f"no query_id in common between run {run!r} and qrels {qrels!r}; check that both "
