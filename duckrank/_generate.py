@@ -95,8 +95,10 @@ def _ranked_macro() -> str:
 
 def _value(measure_name: str) -> str:
     """A measure's per-query value in a table macro: its scalar macro with the macro's parameters,
-    under the empty policy."""
+    under the empty policy (a text measure's value is text)."""
     aggregate = METRICS[measure_name].aggregate.format(**{name: name for name in OPTIONS})
+    if METRICS[measure_name].value == "text":
+        return f"duckrank.empty_policy_text({aggregate}, q.num_rel, empty)"
     return f"CAST(duckrank.empty_policy({aggregate}, q.num_rel, empty) AS DOUBLE)"
 
 
@@ -173,7 +175,8 @@ def readme_tables() -> dict[str, str]:
     for metric in METRICS.values():
         shown = metric.shown_spellings()
         name = f"`{metric.name}`" if metric.table_macro else f"{metric.name} (summary only)"
-        summary = {"sum": " Summary: sum.", "gmean": "", "count": "", "log": " One value per log."}.get(metric.summary, "")
+        summary = {"sum": " Summary: sum.", "gmean": "", "count": "", "log": " One value per log.",
+                   "none": " Text, per query only: no summary."}.get(metric.summary, "")
         definition = metric.doc.replace("|", "\\|") + summary
         rows.append(f"| {name} | {_code(shown['trec_eval'])} | {_code(shown['ir_measures'])} | {_code(shown['ranx'])} "
                     f"| {_code(shown['other'])} | {definition} | {_options_cell(metric)} "

@@ -12,7 +12,7 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import duckdb
 
@@ -72,12 +72,19 @@ class Results:
         return "".join(f"{prefix}{quote_identifier(name)}, " for name in self.by)
 
     @property
+    def has_text(self) -> bool:
+        """Whether a measure's per-query values are text (relstring), in a `text` column."""
+        return any(m.metric.value == "text" for m in self.measures)
+
+    @property
     def per_query(self) -> duckdb.DuckDBPyRelation:
-        """Columns run, [segment columns,] query_id, measure, value; one row per evaluated query."""
+        """Columns run, [segment columns,] query_id, measure, value (and text, when a measure's
+        values are text: value is NULL on its rows); one row per evaluated query."""
         if self.table is None:
             raise DuckrankError("these results hold the summary only; evaluate with per_query=True")
+        text = ", r.text" if self.has_text else ""
         return self.con.sql(
-            f"SELECT r.run, {self._by_sql('r.')}r.query_id, m.measure, r.value FROM {self.table} r "
+            f"SELECT r.run, {self._by_sql('r.')}r.query_id, m.measure, r.value{text} FROM {self.table} r "
             f"JOIN {self.table}_measures m USING (measure_index) WHERE m.per_query AND r.query_id IS NOT NULL "
             f"ORDER BY r.run_index, {self._by_sql('r.')}r.query_id, r.measure_index")
 
@@ -104,14 +111,17 @@ class Results:
 def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[str]) -> str:
     """Each measure summarised over its per-query rows in `source` (a table, or a parenthesised
     query with columns run_index, [segments,] query_id, measure_index, value): one grouping, the
-    summary rule picked per measure."""
+    summary rule picked per measure. Text measures (relstring) have no summary."""
     by_sql = "".join(f"{quote_identifier(name)}, " for name in by)
-    rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[m.summary]}" for i, m in enumerate(measures))
+    summarised = [i for i, m in enumerate(measures) if m.summary != "none"]
+    rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[measures[i].summary]}" for i in summarised)
+    value = f"CASE measure_index {rules} END" if rules else "NULL"
     run_names = ", ".join(f"({i}, {literal(name)})" for i, name in enumerate(runs))
     measure_names = ", ".join(f"({i}, {literal(m.spelling)})" for i, m in enumerate(measures))
     return (f"SELECT r.run, {by_sql}m.measure, s.value "
-            f"FROM (SELECT run_index, {by_sql}measure_index, CASE measure_index {rules} END AS value "
-            f"      FROM {source} GROUP BY run_index, {by_sql}measure_index) s "
+            f"FROM (SELECT run_index, {by_sql}measure_index, {value} AS value "
+            f"      FROM {source} WHERE measure_index IN ({', '.join(map(str, summarised)) or 'NULL'}) "
+            f"      GROUP BY run_index, {by_sql}measure_index) s "
             f"JOIN (VALUES {run_names}) r(run_index, run) USING (run_index) "
             f"JOIN (VALUES {measure_names}) m(measure_index, measure) USING (measure_index) "
             f"ORDER BY s.run_index, {by_sql}s.measure_index")
@@ -125,8 +135,8 @@ def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
     for name, value in conventions.items():
         param = CONVENTIONS[name].param if name in CONVENTIONS else OPTIONS[name]
         if value is not None and not _has_type(value, param.type):
-            problems.append(f"{name} must be {'a number' if param.type in ('integer', 'number') else 'a string'}"
-                            f"; got {value!r}")
+            kind = {"integer": "a number", "number": "a number", "boolean": "True or False"}.get(param.type, "a string")
+            problems.append(f"{name} must be {kind}; got {value!r}")
     if problems:
         return problems
     given = ", ".join(f"{name} := {sql_literal(value)}" for name, value in conventions.items()
@@ -233,9 +243,10 @@ def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any], judged_onl
 
 def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
                    g_max: float | None = None) -> str:
-    """(key columns, query_id, measure_index, value) for every ranking measure, one pass per
-    group of measures sharing the relation options. g_max pins ERR's default top grade (the
-    largest grade of the whole qrels, which one batch of queries may lack)."""
+    """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
+    group of measures sharing the relation options; text holds a text measure's value (relstring),
+    NULL for the others. g_max pins ERR's default top grade (the largest grade of the whole qrels,
+    which one batch of queries may lack)."""
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(measures):
         if measure.summary != "log":
@@ -251,9 +262,16 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
         ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} "
                     f"FROM {_ranked_call(plan, key, conventions, judged_only)} q)")
         selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
-                       f"CAST(duckrank.empty_policy(m{i}, num_rel, {empty}) AS DOUBLE) AS value FROM g{group}"
-                       for i in indexes)
-    return f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) WHERE value IS NOT NULL"
+                       f"{_value_columns(f'm{i}', measures[i], empty)} FROM g{group}" for i in indexes)
+    return (f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) "
+            f"WHERE value IS NOT NULL OR text IS NOT NULL")
+
+
+def _value_columns(column: str, measure: Measure, empty: str) -> str:
+    """A measure's per-query value and text columns, under the empty policy."""
+    if measure.metric.value == "text":
+        return f"CAST(NULL AS DOUBLE) AS value, duckrank.empty_policy_text({column}, num_rel, {empty}) AS text"
+    return f"CAST(duckrank.empty_policy({column}, num_rel, {empty}) AS DOUBLE) AS value, CAST(NULL AS VARCHAR) AS text"
 
 
 def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],
@@ -291,14 +309,20 @@ def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[in
             call = measure.metric.aggregate.format(
                 log=literal(source), rel_level=sql_literal(level),
                 **{name: sql_literal(value) for name, value in measure.params.items()})
-            selects.append(f"SELECT {constants}NULL AS query_id, {index} AS measure_index, value FROM {call} "
+            selects.append(f"SELECT {constants}NULL AS query_id, {index} AS measure_index, value, "
+                           f"CAST(NULL AS VARCHAR) AS text FROM {call} "
                            f"WHERE value IS NOT NULL")
     return " UNION ALL ".join(selects)
 
 
-def _translate(error: duckdb.Error, sources: list[Source]) -> DuckrankError:
+def _translate(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyConnection) -> DuckrankError:
     """A DuckDB error as a duckrank error that names the user's inputs, not our views."""
     message = str(error).strip()
+    if "failed to offload" in message or "No space left on device" in message:
+        # DuckDB words a full spill disk as running out of memory
+        folder = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
+        return InputError(f"the disk is full: no space left in {folder} for DuckDB's spill files; free some "
+                          f"space, point --temp-dir / temp_dir= at a disk with room, or raise the memory limit")
     for source in sources:
         name = source.label.split(" ", 1)[1] if " " in source.label else source.label
         message = message.replace(f"'{source.view}'", name).replace(source.view, name)
@@ -404,6 +428,15 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     connection, whose macros are loaded once. summary_only computes the summary rows in the same
     query and keeps no per-query table. A convention left None takes the registry's default."""
     parsed = parse_measures(list(measures) if not isinstance(measures, str) else measures)
+    if not parsed:
+        raise OptionError("measures is empty: name at least one, e.g. ['map', 'ndcg@10']")
+    # a text measure (relstring) has no summary: named on its own it needs per-query values; within
+    # all_trec it is left out of a summary, as trec_eval prints it only with -q
+    named = {spelling.strip().lower() for spelling in ([measures] if isinstance(measures, str) else measures)}
+    texts = [m.spelling for m in parsed if m.metric.value == "text" and m.spelling.strip().lower() in named]
+    if summary_only and texts:
+        raise OptionError(f"{', '.join(map(repr, texts))} is text for each query, with no summary: "
+                          f"ask for per-query values (per_query=True; duckrank eval -q)")
     given = {name: value for name, value in {
         "ties": ties, "rel_level": rel_level, "max_rank": max_rank, "complete": complete, "empty": empty,
         "unjudged": unjudged, "duplicates": duplicates, "gain": gain}.items() if value is not None}
@@ -472,7 +505,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         for part in per_query[1:]:
             con.execute(f"INSERT INTO {table} {part}").fetchall()
     except duckdb.Error as error:
-        raise _translate(error, sources) from None
+        raise _translate(error, sources, con) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
         raise _no_common_queries(con, run_sources, qrels_source)
@@ -486,19 +519,73 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     `run` may be a list of runs (or carry a run_id column): the result is then {run: {measure: mean}}.
     `by=` names extra run (or log) columns to score per value of: {segment: {measure: mean}}.
     `per_query=True` returns a DuckDB relation (query_id, measure, value; plus run for several
-    runs and the `by` columns) that converts with .arrow(), .df(), .pl(). Options: the conventions
+    runs and the `by` columns; plus text for a text measure, relstring) that converts with
+    .arrow(), .df(), .pl(). Options: the conventions
     ties, rel_level, max_rank, complete, empty, unjudged, gain, duplicates; column names query_col,
     doc_col, score_col, relevance_col; input formats run_format, qrels_format; a single log= with
     label= (and label_map=); con=, threads=, memory_limit=, temp_dir=.
     """
-    if per_query:
-        results = compute(qrels, run, measures, **options)
-        relation = results.per_query
-        if len(results.runs) > 1:
-            return relation
-        return relation.project(", ".join([*(quote_identifier(b) for b in results.by), "query_id", "measure", "value"]))
-    results = compute(qrels, run, measures, summary_only=True, **options)
-    values = results.as_dict()
-    if options.get("con") is None:
+    con = options.get("con")
+    with _Guest(con if con is not None and not holds_library(con) else None) as guest:
+        if per_query:
+            results = compute(qrels, run, measures, **options)
+            guest.keep(results.table, f"{results.table}_measures")
+            relation = results.per_query
+            if len(results.runs) > 1:
+                return relation
+            return relation.project(", ".join([*(quote_identifier(b) for b in results.by), "query_id", "measure",
+                                               "value", *(["text"] if results.has_text else [])]))
+        results = compute(qrels, run, measures, summary_only=True, **options)
+        values = results.as_dict()
+    if con is None:
         results.con.close()  # duckrank's own cursor: its views and registered frames go with it
     return values
+
+
+class _Guest:
+    """On a connection the caller owns (con=), leave the database as it was found: its engine
+    settings restored, the call's views and tables dropped (but those a returned relation
+    reads), and the macro library removed again unless it was there before (so each such call
+    loads it: pass a duckrank.connect() connection to load it once)."""
+
+    SETTINGS = ("threads", "memory_limit", "temp_directory")
+
+    def __init__(self, con: duckdb.DuckDBPyConnection | None) -> None:
+        self.con = con
+        self.kept: set[str] = set()
+
+    def keep(self, *names: str | None) -> None:
+        self.kept.update(name for name in names if name)
+
+    def __enter__(self) -> Self:
+        if self.con is not None:
+            self.settings = {name: self._setting(name) for name in self.SETTINGS}
+            self.had_library = bool(self.con.execute(
+                "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'duckrank' "
+                "AND database_name = current_database()").fetchall()[0][0])
+            self.before = self._objects()
+        return self
+
+    def _objects(self) -> set[tuple[str, str]]:
+        return set(self.con.execute(
+            "SELECT 'VIEW', view_name FROM duckdb_views() WHERE view_name LIKE 'duckrank\\_%' ESCAPE '\\' "
+            "UNION ALL SELECT 'TABLE', table_name FROM duckdb_tables() "
+            "WHERE table_name LIKE 'duckrank\\_%' ESCAPE '\\'").fetchall())
+
+    def _setting(self, name: str) -> Any:
+        return self.con.execute(f"SELECT current_setting('{name}')").fetchall()[0][0]
+
+    def __exit__(self, *exc: object) -> None:
+        if self.con is None:
+            return
+        # views first: they read the tables
+        for kind, name in sorted(self._objects() - self.before, key=lambda item: item[0] == "TABLE"):
+            if name not in self.kept:
+                self.con.execute(f"DROP {kind} IF EXISTS {quote_identifier(name)}").fetchall()
+        for name, value in self.settings.items():
+            if self._setting(name) != value:  # a size reads back rounded: the default, if it was that
+                self.con.execute(f"RESET {name}").fetchall()
+                if self._setting(name) != value:
+                    self.con.execute(f"SET {name} = ?", [value]).fetchall()
+        if not self.had_library and not self.kept:
+            self.con.execute("DROP SCHEMA IF EXISTS duckrank CASCADE").fetchall()

@@ -287,19 +287,25 @@ def _parameters(family: str, params: str) -> list[str]:
 def trec_eval_measures(arguments: list[str], trec_order: bool = False) -> list[str]:
     """`duckrank eval -m ...` as trec_eval 10 reads its -m: official and all_trec name its measure
     sets, a bare family name (P, ndcg_cut, iprec_at_recall, ...) its default parameters, a comma
-    list several. With trec_order (--format trec) the measures come as trec_eval prints them: in
-    its order, parameters ascending, then other spellings (nDCG@10) as given; otherwise as given.
-    Where trec_eval ignores a second -m of a measure (-m P.5 -m P.10 prints only P_5), duckrank
-    prints both: a dropped measure is never wanted."""
-    families: dict[str, list[str | None]] = {}
+    list several.
+
+    With trec_order (--format trec, the drop-in) the measures are exactly trec_eval's: in its order,
+    parameters ascending, each measure's parameters those of its first -m that gives any (-m P.5
+    -m P.10 and -m P -m P.10 print only P_5 and P_10), then other spellings (nDCG@10) as given.
+    Otherwise every spelling given is printed, in the order given: a dropped measure is never wanted."""
+    families: dict[str, list[str | None]] = {}  # every parameter named, in order
+    first_given: dict[str, list[str | None]] = {}  # trec_eval: the first -m with parameters sets them
     spelled: list[str] = []
     for argument in arguments:
         text = argument.strip()
-        for item in {"all_trec": ALL_TREC, "official": expand_measures(OFFICIAL)}.get(text.lower(), [text]):
+        named_set = {"all_trec": ALL_TREC, "official": expand_measures(OFFICIAL)}.get(text.lower())
+        for item in named_set or [text]:
             family, values = _trec_values(item)
             if family is None:
                 spelled.append(item)
                 continue
+            if named_set is None and "." in item:
+                first_given.setdefault(family, values)
             known = families.setdefault(family, [])
             for value in values:
                 if value not in known:
@@ -310,11 +316,11 @@ def trec_eval_measures(arguments: list[str], trec_order: bool = False) -> list[s
     order = {name: position for position, name in enumerate(TREC_ORDER)}
     ordered = []
     for family in sorted(families, key=lambda name: order.get(name, len(order))):
-        values = families[family]
+        values = first_given.get(family) or list(TREC_NAMES[family][1].family) or [None]
         if all(v is not None and re.fullmatch(r"\d*\.?\d+", v) for v in values):
             values = sorted(values, key=float)
         ordered.extend(family if value is None else f"{family}.{value}" for value in values)
-    trec_spelled = set(ordered)
+    trec_spelled = {s for s in spelled if _trec_values(s)[0] is not None}
     return list(dict.fromkeys([*ordered, *(s for s in spelled if s not in trec_spelled)]))
 
 

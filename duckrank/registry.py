@@ -98,7 +98,8 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
     Param("gain", "text", "linear", "gain of a grade: linear (negatives 0), exp (2^g - 1), raw (negatives count)",
           choices=("linear", "exp", "raw"), must="be one of linear, exp, raw (or pass gain_map)", relation=True),
     Param("gain_map", "gain_map", {}, "gains of listed grades, e.g. {1: 3, 2: 9} (trec_eval ndcg.1=3,2=9)",
-          valid="gain_map IS NOT NULL", must="be a MAP of grade to gain", relation=True),
+          valid="gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), "
+                "lambda v: isfinite(v))), true)", must="be a MAP of grade to finite gain", relation=True),
     Param("ideal", "text", "qrels", "the ideal ranking: every judged doc (qrels) or the retrieved ones (run)",
           choices=("qrels", "run")),
     Param("g_max", "number", None, "ERR's top grade (NULL: the largest grade in the qrels)",
@@ -147,8 +148,9 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
                      choices=("trec", "input", "average", "pessimistic", "optimistic"), relation=True),
                ("--ties",), "RULE"),
     Convention(Param("max_rank", "integer", None, "score only the top N of each query (trec_eval -M; 0 scores "
-                     "nothing retrieved)", valid="max_rank IS NULL OR (max_rank >= 0 AND max_rank = floor(max_rank))",
-                     must="be a whole number >= 0 (or NULL for no cap)", relation=True), ("-M",), "N"),
+                     "nothing retrieved)", valid="max_rank IS NULL OR (max_rank >= 0 AND max_rank <= 9223372036854775807 "
+                     "AND max_rank = floor(max_rank))",
+                     must="be a whole number from 0 to 9223372036854775807 (or NULL for no cap)", relation=True), ("-M",), "N"),
     Convention(Param("complete", "boolean", False, "qrels queries missing from the run score 0 (trec_eval -c)",
                      valid="complete IS NOT NULL", must="be true or false", relation=True), ("-c",)),
     Convention(Param("empty", "text", "zero", "a query with no relevant docs: keeps its value (zero), is "
@@ -205,7 +207,8 @@ class Metric:
     aggregate: str  # its scalar macro over `q` with {option} placeholders (log measures: over {log})
     doc: str
     options: tuple[str, ...] = ()
-    summary: str = "mean"  # mean | sum | gmean | count | log (one value per log, no per-query rows)
+    summary: str = "mean"  # mean | sum | gmean | count | log (one value per log, no per-query rows) | none
+    value: str = "number"  # number, or text: a string per query (relstring), with no summary
     per_query: bool = True  # whether per-query rows are reported (trec_eval hides num_q, gm_map)
     reads: str = "judged"  # judged: the judged docs suffice; all: every retrieved doc; log: a log
     trec_eval: tuple[Spelling, ...] = ()
@@ -365,6 +368,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("r_ndcg", "duckrank.r_ndcg_of(q)", "Rndcg = nDCG averaged at the ranks where the ideal gain changes "
       "(and at full depth)", ("gain", "gain_map"), trec_eval=(spell("Rndcg", "gain_map"),),
       aliases=(spell("r_ndcg"),), oracle="trec_eval", source=_GAIN),
+    M("relevance_string", "duckrank.relevance_string_of(q, {k})", "the top k docs' judgments as text: the grade 0-9, > above "
+      "9, - not in the qrels, . a negative grade", ("k",),
+      summary="none", value="text", reads="all", trec_eval=(spell("relstring", "k", k=10),),
+      aliases=(spell("relevance_string"),), oracle="trec_eval", source=_RANK),
 ]}
 
 # Table macros over several measures at once: trec_eval's counters side by side.
@@ -383,12 +390,12 @@ LOG_MACROS: dict[str, tuple[str, str, tuple[str, ...]]] = {
 }
 
 # `-m all_trec`: every trec_eval measure duckrank supports, in trec_eval's own order (measures.c's
-# te_trec_measures, restricted to its trec_names); all but relstring, a per-query string of the top
-# ten docs' grades. (dcg and ideal_dcg are trec_eval measures, but not all_trec's.)
+# te_trec_measures, restricted to its trec_names). relstring is text, printed for each query only.
+# (dcg and ideal_dcg are trec_eval measures, but not all_trec's.)
 ALL_TREC: list[str] = [
     "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
     *[f"iprec_at_recall.{level}" for level in RECALL_LEVELS],
-    *[f"P.{k}" for k in CUTOFFS],
+    *[f"P.{k}" for k in CUTOFFS], "relstring",
     *[f"recall.{k}" for k in CUTOFFS],
     "infAP", "gm_bpref",
     *[f"Rprec_mult.{m}" for m in RPREC_MULTS],

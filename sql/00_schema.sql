@@ -19,6 +19,10 @@ CREATE OR REPLACE MACRO duckrank.gain_of(grade, gain, gain_map) AS
          WHEN cardinality(gain_map) > 0 AND grade >= 0
               AND CAST(gain_map AS MAP(DOUBLE, DOUBLE))[CAST(grade AS DOUBLE)] IS NOT NULL
              THEN CAST(gain_map AS MAP(DOUBLE, DOUBLE))[CAST(grade AS DOUBLE)]
+         -- 2^1024 is past a double: a silent inf (and NaN for nDCG) would be a wrong number
+         WHEN gain = 'exp' AND grade >= 1024
+             THEN error(concat('duckrank: exp gain 2^g - 1 of grade ', grade, ' is past the largest double ',
+                               '(grades up to 1023 have one); use linear gains or a gain_map'))
          WHEN gain = 'exp' THEN power(2.0, greatest(grade, 0)) - 1
          WHEN gain = 'raw' THEN CAST(grade AS DOUBLE)
          ELSE CAST(greatest(grade, 0) AS DOUBLE) END;
@@ -36,8 +40,10 @@ CREATE OR REPLACE MACRO duckrank.judged_nonrelevant(grade, rel_level) AS
 COMMENT ON MACRO duckrank.judged_nonrelevant IS '1 if 0 <= grade < rel_level (a judged non-relevant doc), else 0';
 
 -- ERR's probability that a user stops at a doc: (2^g - 1) / 2^g_max, grades clamped to [0, g_max].
+-- Scaled before exponentiating, as 2^(g - g_max) - 2^-g_max: 2^g_max overflows from 1024 on
+-- (inf / inf is NaN), and both terms are exact wherever the quotient was.
 CREATE OR REPLACE MACRO duckrank.err_stop(grade, g_max) AS
-    (power(2.0, least(greatest(coalesce(grade, 0), 0), g_max)) - 1) / power(2.0, g_max);
+    power(2.0, least(greatest(coalesce(grade, 0), 0), g_max) - g_max) - power(2.0, -g_max);
 COMMENT ON MACRO duckrank.err_stop IS 'ERR stopping probability (2^g - 1) / 2^g_max of a grade';
 
 -- How a per-query value is reported for a query with no relevant documents (R = 0).
@@ -48,6 +54,11 @@ CREATE OR REPLACE MACRO duckrank.empty_policy(value, num_rel, empty) AS
          WHEN empty = 'nan' THEN CAST('NaN' AS DOUBLE)
          ELSE NULL END;
 COMMENT ON MACRO duckrank.empty_policy IS 'apply the empty-relevance policy (zero|skip|nan) to a per-query value';
+
+-- The same policy for a text value (relstring): kept, except that skip drops the query.
+CREATE OR REPLACE MACRO duckrank.empty_policy_text(value, num_rel, empty) AS
+    CASE WHEN num_rel > 0 OR empty <> 'skip' THEN value END;
+COMMENT ON MACRO duckrank.empty_policy_text IS 'apply the empty-relevance policy to a per-query text value: skip drops it';
 
 -- trec_eval's gm_map / gm_bpref: geometric mean with values floored at 1e-5.
 CREATE OR REPLACE MACRO duckrank.log_floored(value) AS

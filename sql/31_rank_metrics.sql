@@ -1,6 +1,7 @@
--- Rank-sensitive binary metrics: reciprocal rank, average precision, bpref, interpolated precision.
+-- Rank-sensitive binary metrics: reciprocal rank, average precision, bpref, interpolated precision,
+-- and trec_eval's relevance string of the top ranks.
 -- Sources: trec_eval 10.0 m_recip_rank.c, m_map.c, m_map_cut.c, m_bpref.c, m_iprec_at_recall.c,
--- m_11pt_avg.c.
+-- m_11pt_avg.c, m_relstring.c.
 
 -- The ranks of the relevant docs at ranks <= k, in rank order. The j-th of them has exactly j
 -- relevant docs at or above it, so precision at that rank is j / rank: no running sum needed.
@@ -94,3 +95,21 @@ CREATE OR REPLACE MACRO duckrank.inferred_average_precision_of(q) AS
             q.num_rel),
         q.tie_rule, 'infAP');
 COMMENT ON MACRO duckrank.inferred_average_precision_of IS 'infAP = (1/R) sum over relevant retrieved r of (1 + pooled above * (rel above + e) / (judged above + 2e)) / r (trec_eval infAP)';
+
+-- relstring (trec_eval 10, m_relstring.c): the top k docs' judgments as text, one character each:
+-- the grade 0-9 (a fractional grade truncated toward zero, as trec_eval's atol reads it), '>' above
+-- 9, '-' not in the qrels, '.' a negative grade (form_res_rels.c: "in the pool, but unjudged").
+-- Text, not a number: it has no summary.
+CREATE OR REPLACE MACRO duckrank.relevance_character(judged_grade) AS
+    CASE WHEN judged_grade IS NULL THEN '-'
+         WHEN trunc(judged_grade) < 0 THEN '.'
+         WHEN trunc(judged_grade) > 9 THEN '>'
+         ELSE chr(48 + CAST(trunc(judged_grade) AS INTEGER)) END;
+COMMENT ON MACRO duckrank.relevance_character IS 'one doc''s character in trec_eval''s relstring: 0-9, > (above 9), - (not in the qrels), . (negative)';
+
+CREATE OR REPLACE MACRO duckrank.relevance_string_of(q, k) AS
+    duckrank.needs_strict_ties(
+        array_to_string(list_transform(q.docs[1:coalesce(k, len(q.docs))],
+                                       lambda d: duckrank.relevance_character(d.judged_grade)), ''),
+        q.tie_rule, 'relstring');
+COMMENT ON MACRO duckrank.relevance_string_of IS 'the top k docs'' judgments as text, a character each (trec_eval relstring)';

@@ -9,8 +9,8 @@ CREATE OR REPLACE MACRO duckrank.convention_problems(rel_level := 1, ties := 'tr
              THEN 'rel_level must be a finite number; got ' || duckrank.show(rel_level) END,
         CASE WHEN NOT coalesce(ties IN ('trec', 'input', 'average', 'pessimistic', 'optimistic'), false)
              THEN 'ties must be one of trec, input, average, pessimistic, optimistic; got ' || duckrank.show(ties) END,
-        CASE WHEN NOT coalesce(max_rank IS NULL OR (max_rank >= 0 AND max_rank = floor(max_rank)), false)
-             THEN 'max_rank must be a whole number >= 0 (or NULL for no cap); got ' || duckrank.show(max_rank) END,
+        CASE WHEN NOT coalesce(max_rank IS NULL OR (max_rank >= 0 AND max_rank <= 9223372036854775807 AND max_rank = floor(max_rank)), false)
+             THEN 'max_rank must be a whole number from 0 to 9223372036854775807 (or NULL for no cap); got ' || duckrank.show(max_rank) END,
         CASE WHEN NOT coalesce(complete IS NOT NULL, false)
              THEN 'complete must be true or false; got ' || duckrank.show(complete) END,
         CASE WHEN NOT coalesce(empty IN ('zero', 'skip', 'nan'), false)
@@ -40,8 +40,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'recall must be between 0 and 1; got ' || duckrank.show(recall) END,
         CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw'), false)
              THEN 'gain must be one of linear, exp, raw (or pass gain_map); got ' || duckrank.show(gain) END,
-        CASE WHEN NOT coalesce(gain_map IS NOT NULL, false)
-             THEN 'gain_map must be a MAP of grade to gain; got ' || duckrank.show(gain_map) END,
+        CASE WHEN NOT coalesce(gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), lambda v: isfinite(v))), true), false)
+             THEN 'gain_map must be a MAP of grade to finite gain; got ' || duckrank.show(gain_map) END,
         CASE WHEN NOT coalesce(ideal IN ('qrels', 'run'), false)
              THEN 'ideal must be one of qrels, run; got ' || duckrank.show(ideal) END,
         CASE WHEN NOT coalesce(g_max IS NULL OR g_max > 0, false)
@@ -477,6 +477,18 @@ per_query AS (
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.r_ndcg IS 'Rndcg = nDCG averaged at the ranks where the ideal gain changes (and at full depth) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.relevance_string(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k))) AS fired),
+per_query AS (
+    SELECT q.query_id, duckrank.empty_policy_text(duckrank.relevance_string_of(q, k), q.num_rel, empty) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, false) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.relevance_string IS 'the top k docs'' judgments as text: the grade 0-9, > above 9, - not in the qrels, . a negative grade (per query)';
 
 CREATE OR REPLACE MACRO duckrank.counts(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE

@@ -598,6 +598,8 @@ def trec_eval_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Row
                                               "missed_nonrelevant")]
         measure = "utility." + ",".join(repr(float(w)) for w in weights)
         arguments += ["-N", str(int(options["collection_size"]))]
+    elif metric == "relevance_string":  # text: the top k docs' judgments
+        measure = f"relstring.{int(options['k']) if options['k'] is not None else BEYOND_EVERY_UNJ}"
     elif metric == "binary_normalized_gain":
         measure = "binG"
     elif metric == "inferred_average_precision":
@@ -628,7 +630,7 @@ def trec_eval_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Row
     for line in done.stdout.splitlines():
         name, query, value = line.split("\t")
         if query != "all":
-            per_query.setdefault(query, {})[name.strip()] = float(value)
+            per_query.setdefault(query, {})[name.strip()] = value[1:-1] if value.startswith("'") else float(value)
     printed = measure.split(".")[0] if metric != "unjudged_fraction" else measure.replace(".", "_")
     out: Values = {}
     for query, measures in per_query.items():

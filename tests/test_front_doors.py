@@ -320,6 +320,8 @@ def parse_shell(stdout: str, stderr: str, calls: list[tuple[str, Case]]) -> dict
     for index, query_id, value in csv.reader(io.StringIO(stdout)):
         if query_id == "#rows":
             counted[int(index)] = int(value)
+        elif is_text(calls[int(index)][1].metric):
+            rows.setdefault(int(index), {})[query_id] = value
         else:
             rows.setdefault(int(index), {})[query_id] = math.nan if value == "NULL" else float(value)
     failed = [i for i in range(len(calls)) if i not in counted]
@@ -365,7 +367,10 @@ def parse_cli(done: subprocess.CompletedProcess, measures: list[str]) -> tuple[d
     summary: dict[str, Any] = {}
     for row in csv.DictReader(io.StringIO(done.stdout)):
         measure = by_printed[row["metric"]]
-        value = float(row["value"]) if row["value"] != "" else math.nan
+        if is_text(duckrank.parse_measure(measure).metric.name):
+            value = row["text"]
+        else:
+            value = float(row["value"]) if row["value"] != "" else math.nan
         if row["query_id"] == "all":
             summary[measure] = value
         else:
@@ -404,7 +409,9 @@ def evaluate_door(data: dict[str, Path], setting: str, measures: list[str]) -> d
             return {measures[0]: refused(str(error))}
         return {m: outcome for measure in measures for m, outcome in evaluate_door(data, setting, [measure]).items()}
     per_query: dict[str, Any] = {m: {} for m in measures}
-    for query_id, measure, value in rows:
+    for query_id, measure, value, *text in rows:
+        if text and text[0] is not None:
+            value = text[0]
         per_query[measure][query_id] = math.nan if value is None else value
     return per_query
 
@@ -510,9 +517,16 @@ def run_shell(script: str) -> tuple[str, str]:
 # comparing
 
 
-def same_value(a: float, b: float) -> bool:
+def is_text(metric: str) -> bool:
+    """A measure whose values are text (relstring): compared as strings."""
+    return METRICS[metric].value == "text"
+
+
+def same_value(a: float | str, b: float | str) -> bool:
     if a is None or b is None:
         return a is None and b is None
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
     return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)

@@ -124,8 +124,10 @@ def duckrank_values(metric: Metric, spellings: list[str], qrels, run, rel_level:
         values = duckrank.evaluate(qrels_frame, run_frame, spellings, **conventions)
         return {s: {"all": values[s]} if values.get(s) is not None else {} for s in spellings}
     out: dict[str, dict[str, float]] = {s: {} for s in spellings}
-    for query, measure, value in duckrank.evaluate(qrels_frame, run_frame, spellings, per_query=True,
-                                                   **conventions).fetchall():
+    relation = duckrank.evaluate(qrels_frame, run_frame, spellings, per_query=True, **conventions)
+    if metric.value == "text":  # relstring: the text column
+        relation = relation.project("query_id, measure, text")
+    for query, measure, value in relation.fetchall():
         out[measure][query] = value
     return out
 
@@ -168,7 +170,11 @@ def test_metric_matches_its_oracle(name):
                     if value is None or query not in got[text]:  # None: the oracle cannot judge it (oracles.py)
                         continue
                     compared += 1
-                    if not (abs(got[text][query] - value) <= ABS or math.isnan(value) and math.isnan(got[text][query])):
+                    if isinstance(value, str):
+                        if got[text][query] != value:
+                            problems.append(f"{context} query {query!r}: duckrank {got[text][query]!r}, "
+                                            f"{metric.oracle} {value!r}")
+                    elif not (abs(got[text][query] - value) <= ABS or math.isnan(value) and math.isnan(got[text][query])):
                         problems.append(f"{context} query {query!r}: duckrank {got[text][query]!r}, "
                                         f"{metric.oracle} {value!r}")
     assert not problems, f"{len(problems)} disagreements with {metric.oracle}:\n" + "\n".join(problems[:40])

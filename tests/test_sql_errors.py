@@ -71,7 +71,7 @@ def test_unknown_option_values_name_the_choices(con, option, bad, allowed, macro
     ("interpolated_precision", ", recall := 1.5", r"recall must be between 0 and 1; got '1.5'"),
     ("err", ", g_max := 0", r"g_max must be positive"),
     ("r_precision", ", mult := 0", r"mult must be positive; got '0'"),
-    ("precision", ", max_rank := -1", r"max_rank must be a whole number >= 0"),
+    ("precision", ", max_rank := -1", r"max_rank must be a whole number from 0 to 9223372036854775807"),
     ("counts", ", rel_level := 'nan'::DOUBLE", r"rel_level must be a finite number; got 'nan'"),
 ])
 def test_numeric_option_ranges(con, macro, args, pattern):

@@ -298,7 +298,7 @@ EDGE_CASES = [
 # Measures with no per-query table macro, and what pins their values by hand instead.
 GOLDEN_ELSEWHERE = {"num_q": "test_counts", "gm_map": "test_geometric_mean_is_trec_gm_map",
                     "gm_bpref": "test_geometric_mean_is_trec_gm_map", "gauc": "test_log_metrics_by_hand",
-                    "global_auc": "test_log_metrics_by_hand"}
+                    "global_auc": "test_log_metrics_by_hand", "relevance_string": "test_relevance_string_by_hand"}
 
 
 @pytest.fixture
@@ -320,6 +320,14 @@ def test_edge_values(edge, macro, opts, expected):
     # that raw gain keeps allneg's -1 at rank 1 (CG = DCG = -1)
     raw = opts.get("gain") == "raw" and macro in ("cg", "dcg")
     assert got["norel"] == 0.0 and got["allneg"] == (-1.0 if raw else 0.0)
+
+
+def test_relevance_string_by_hand(edge):
+    # relstring (text): a character per retrieved doc, the grade, '.' a negative grade, '-' not in the qrels.
+    # 'g' ranks d1 (2), d2 (0), d3 (1), d4 (-1), u1; 'norel' d1 (0), d9; 'allneg' d1 (-1), d2
+    assert values(edge, "relevance_string") == {"g": "201.-", "norel": "0-", "allneg": ".-"}
+    assert values(edge, "relevance_string", k=2) == {"g": "20", "norel": "0-", "allneg": ".-"}
+    assert values(edge, "relevance_string", unjudged="skip") == {"g": "201", "norel": "0", "allneg": ""}
 
 
 def test_infap_tells_unpooled_from_unsampled(con):

@@ -25,7 +25,6 @@ import pytest
 # Each is listed with the reason, so the omission is a decision and not an oversight.
 UNSUPPORTED_TREC_MEASURES = {
     "runid": "not a measure: echoes the run's name",
-    "relstring": "not a measure: the relevance string of the top ranks",
 }
 
 # Measures whose name carries a parameter: base name -> pattern of the full printed name.
@@ -72,7 +71,8 @@ def _is_unsupported(measure: str) -> bool:
 
 def macro_sql(measure: str, conv: dict[str, str]) -> tuple[str, str] | None:
     """SQL returning (query_id, value) for a trec_eval measure name, and how `all` summarises it
-    ('mean', 'sum', 'gm', 'count'). None for a measure duckrank does not support."""
+    ('mean', 'sum', 'gm', 'count'; 'text' for relstring, which has no summary). None for a measure
+    duckrank does not support."""
     opts = "".join(f", {name} := {value}" for name, value in conv.items())
 
     def call(name: str, extra: str = "", column: str = "value") -> str:
@@ -106,6 +106,7 @@ def macro_sql(measure: str, conv: dict[str, str]) -> tuple[str, str] | None:
         "Rndcg": (call("r_ndcg"), "mean"),
         "set_map": (call("set_average_precision"), "mean"),
         "utility_2,-1,0,0": (call("utility", ", retrieved_relevant := 2"), "mean"),
+        "relstring": (call("relevance_string", ", k := 10"), "text"),
     }
     if measure in fixed:
         return fixed[measure]
@@ -139,6 +140,8 @@ def macro_sql(measure: str, conv: dict[str, str]) -> tuple[str, str] | None:
         "success": ("hit_rate", ""),
         "unj": ("unjudged_fraction", ""),
     }
+    if base == "relstring":
+        return call("relevance_string", f", k := {k}"), "text"
     if base in by_cutoff:
         name, extra = by_cutoff[base]
         return call(name, f", k := {k}{extra}"), "mean"
@@ -203,9 +206,11 @@ def _evaluate(con, trec_data: Path, expected_file: str, extra_expected: str | No
             elif qid not in rows:
                 mismatches.append(f"{measure} {qid}: missing, expected {want}")
                 continue
+            elif rule == "text":  # relstring, printed per query only, quoted
+                value = rows[qid]
             else:
                 value = float(rows[qid])
-            have = _format(measure, value)
+            have = f"'{value}'" if rule == "text" else _format(measure, value)
             checked.append((measure, qid))
             if have != want:
                 mismatches.append(f"{measure} {qid}: duckrank {value!r} -> {have}, trec_eval {want}")

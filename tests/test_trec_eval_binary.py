@@ -2,21 +2,17 @@
 
 For the real TREC data in tests/data/trec_eval and for adversarial cases from tests/trec_adversarial.py
 (DUCKRANK_TREC_SEEDS of them, default 2), under each of trec_eval's nine flag sets below, both tools
-print every measure of all_trec per query and in the summary; every (measure, query) line both print
-must be the same bytes, and both must print the same keys. What differs today is declared in one
-place, EXPECTED DIFFERENCES, grouped by cause; an entry that no longer explains any difference fails
-the test, so a fix deletes its entry and the list cannot go stale.
+print every measure of all_trec (relstring included) per query and in the summary: the outputs must be
+the same bytes, line for line.
 
 The binary comes from ../shared/tools/trec_eval/build.sh (tests/trec_eval_binary.py); without it the
-tests skip. `python tests/test_trec_eval_binary.py` prints the agreement table per flag set.
+tests skip (never in CI). `python tests/test_trec_eval_binary.py` prints the agreement table per flag set.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,25 +49,6 @@ SEEDS = range(int(os.environ.get("DUCKRANK_TREC_SEEDS", "2")))
 CASES = [*REAL_CASES, *(f"seed{seed}" for seed in SEEDS)]
 
 
-# =================================================================================================
-# EXPECTED DIFFERENCES: the one place. A fix deletes its entry; an entry that explains nothing fails.
-
-# trec_eval's all_trec measures that duckrank does not compute: not compared. duckrank printing one
-# fails the test (delete it here).
-UNSUPPORTED = {
-    "relstring",  # not a number: the relevance string of the top ranks
-}
-
-
-@dataclass(frozen=True)
-class Query:
-    """One query as trec_eval 10 scores it under a flag set: what the predicates below may ask."""
-
-    retrieved: int  # its docs in the run
-    judged: int  # of those, judged >= 0 in the qrels: what -J keeps
-    judged_in_top: int  # of those, in trec_eval's top M (-M cuts before -J drops); = judged without -M
-
-
 @dataclass(frozen=True)
 class Diff:
     """A (measure, query) key whose lines differ, or that one tool prints and the other does not."""
@@ -82,39 +59,10 @@ class Diff:
     query: str
     ours: str | None  # duckrank's value field; None when duckrank does not print the key
     theirs: str | None  # trec_eval's
-    scored: tuple[Query, ...] = field(compare=False)  # the query; every scored query for `all`
-    qrels_positive: int = field(compare=False)  # qrels lines with a grade > 0
 
     def __str__(self) -> str:
         return (f"[{self.case} {self.flags}] {self.measure} {self.query}: "
                 f"trec_eval {self.theirs or '(absent)'} / duckrank {self.ours or '(absent)'}")
-
-    @property
-    def options(self) -> tuple[str, ...]:
-        return FLAG_SETS[self.flags]
-
-    @property
-    def both(self) -> bool:
-        return self.ours is not None and self.theirs is not None
-
-
-# cause -> predicate: which differences the cause explains. Each must be the only explanation of at
-# least one difference, or the entry is stale.
-KNOWN: dict[str, Callable[[Diff], bool]] = {
-    "-c -l N: trec_eval's summary num_rel counts the grades > 0, whatever -l says (m_num_rel.c)":
-        lambda d: (d.both and d.measure == "num_rel" and d.query == "all" and "-c" in d.options and "-l" in d.options
-                   and d.theirs == str(d.qrels_positive)),
-}
-
-# =================================================================================================
-
-
-def causes_of(diff: Diff) -> list[str]:
-    return [cause for cause, explains in KNOWN.items() if explains(diff)]
-
-
-def cause_of(diff: Diff) -> str | None:
-    return next(iter(causes_of(diff)), None)
 
 
 def trec_lines(text: str) -> dict[tuple[str, str], str]:
@@ -134,30 +82,25 @@ def trec_lines(text: str) -> dict[tuple[str, str], str]:
 class Comparison:
     case: str
     flags: str
-    compared: int = 0  # keys both print, UNSUPPORTED measures aside
+    compared: int = 0  # keys both print
     identical: int = 0
     diffs: list[Diff] = field(default_factory=list)
     order: list[tuple[str, str]] = field(default_factory=list)  # first common key out of trec_eval's order
 
 
-def compare(case: str, flags: str, theirs_text: str, ours_text: str, scored: dict[str, Query],
-            qrels_positive: int) -> Comparison:
+def compare(case: str, flags: str, theirs_text: str, ours_text: str) -> Comparison:
     theirs, ours = trec_lines(theirs_text), trec_lines(ours_text)
     result = Comparison(case, flags)
     for key in {**theirs, **ours}:
         measure, query = key
-        if measure in UNSUPPORTED and key not in ours:
-            continue
         mine, reference = ours.get(key), theirs.get(key)
         if mine is not None and reference is not None:
             result.compared += 1
             if mine == reference:
                 result.identical += 1
                 continue
-        facts = tuple(scored.values()) if query == "all" else tuple(q for q in [scored.get(query)] if q)
-        result.diffs.append(Diff(case, flags, measure, query,
-                                 mine.split("\t")[2] if mine else None,
-                                 reference.split("\t")[2] if reference else None, facts, qrels_positive))
+        result.diffs.append(Diff(case, flags, measure, query, mine.split("\t")[2] if mine else None,
+                                 reference.split("\t")[2] if reference else None))
     common_theirs = [key for key in theirs if key in ours]
     common_ours = [key for key in ours if key in theirs]
     for mine, reference in zip(common_ours, common_theirs):
@@ -165,29 +108,6 @@ def compare(case: str, flags: str, theirs_text: str, ours_text: str, scored: dic
             result.order = [reference, mine]
             break
     return result
-
-
-def scored_queries(qrels: Path, run: Path, complete: bool, max_rank: int | None) -> tuple[dict[str, Query], int]:
-    """The queries trec_eval scores ({id: Query}), and the qrels lines with a grade > 0. Ranks as
-    trec_eval does: score (a double) descending, then doc id descending by bytes."""
-    grades = {}
-    for line in qrels.read_text().splitlines():
-        if line.strip():
-            query, _, doc, grade = line.split()[:4]
-            grades[query, doc] = int(grade)
-    retrieved: dict[str, list[tuple[float, bytes, str]]] = {}
-    for line in run.read_text().splitlines():
-        if line.strip():
-            query, _, doc, _, score = line.split()[:5]
-            retrieved.setdefault(query, []).append((float(score), doc.encode(), doc))
-    scored = {query for query, _ in grades} if complete else {query for query, _ in grades} & set(retrieved)
-    facts = {}
-    for query in sorted(scored):
-        docs = [doc for *_, doc in sorted(retrieved.get(query, []), reverse=True)]
-        judged = [doc for doc in docs if grades.get((query, doc), -1) >= 0]
-        top = set(docs[:max_rank] if max_rank else docs)
-        facts[query] = Query(len(docs), len(judged), sum(1 for doc in judged if doc in top))
-    return facts, sum(1 for grade in grades.values() if grade > 0)
 
 
 # ------------------------------------------------------------------------------- running both tools
@@ -261,10 +181,7 @@ class Oracle:
         return self.outputs[case, flags]
 
     def comparison(self, case: str, flags: str) -> Comparison:
-        options = FLAG_SETS[flags]
-        max_rank = int(options[options.index("-M") + 1]) if "-M" in options else None
-        facts = scored_queries(*self.inputs.text(case, "-c" in options), "-c" in options, max_rank)
-        return compare(case, flags, *self.output(case, flags), *facts)
+        return compare(case, flags, *self.output(case, flags))
 
 
 @pytest.fixture(scope="module")
@@ -272,8 +189,8 @@ def oracle(trec_eval, tmp_path_factory) -> Oracle:
     return Oracle(trec_eval, tmp_path_factory.mktemp("trec_oracle"))
 
 
-def unexplained(comparison: Comparison) -> list[str]:
-    problems = [str(diff) for diff in comparison.diffs if cause_of(diff) is None]
+def problems_of(comparison: Comparison) -> list[str]:
+    problems = [str(diff) for diff in comparison.diffs]
     if comparison.order:
         problems.append(f"[{comparison.case} {comparison.flags}] lines out of trec_eval's order: trec_eval "
                         f"prints {comparison.order[0]} where duckrank prints {comparison.order[1]}")
@@ -285,33 +202,32 @@ def unexplained(comparison: Comparison) -> list[str]:
 
 @pytest.mark.parametrize("flags", FLAG_SETS)
 def test_duckrank_prints_trec_eval_lines(oracle, flags):
-    """Every line both print is the same bytes, both print the same keys, in the same order: but for
-    the declared differences."""
+    """Both print the same keys, in the same order, and every line is the same bytes."""
     problems = []
     compared = 0
     for case in CASES:
         comparison = oracle.comparison(case, flags)
         compared += comparison.compared
-        problems += unexplained(comparison)
-    assert not problems, f"{len(problems)} undeclared differences:\n" + "\n".join(problems[:40])
+        problems += problems_of(comparison)
+    assert not problems, f"{len(problems)} differences:\n" + "\n".join(problems[:40])
     assert compared > 1000
 
 
-def test_every_declared_difference_still_occurs(oracle):
-    """A strict xfail: each KNOWN cause is the only explanation of some difference, and duckrank prints
-    no UNSUPPORTED measure; else the entry is stale: delete it."""
-    sole: Counter[str] = Counter()
-    printed_unsupported = set()
-    for case in CASES:
-        for flags in FLAG_SETS:
-            for diff in oracle.comparison(case, flags).diffs:
-                causes = causes_of(diff)
-                if len(causes) == 1:
-                    sole[causes[0]] += 1
-            printed_unsupported |= {m for m, _ in trec_lines(oracle.output(case, flags)[1])} & UNSUPPORTED
-    stale = [cause for cause in KNOWN if not sole[cause]]
-    assert not stale, f"declared differences that explain none on their own (delete them from KNOWN): {stale}"
-    assert not printed_unsupported, f"duckrank now prints these (delete them from UNSUPPORTED): {printed_unsupported}"
+@pytest.mark.parametrize("measures", [
+    ("-m", "P", "-m", "P.10"),  # the first -m that gives parameters sets them: P_10 only
+    ("-m", "P.10", "-m", "all_trec"),
+    ("-m", "P.5", "-m", "P.10", "-m", "map"),
+    ("-m", "relstring.5", "-m", "relstring.20", "-m", "ndcg_cut.20,5"),
+    ("-m", "set_F.0.5", "-m", "set_F", "-m", "official"),
+], ids=" ".join)
+def test_several_m_print_what_trec_eval_prints(trec_eval, trec_data, measures):
+    qrels, run = trec_data / "qrels.test", trec_data / "results.test"
+    done = subprocess.run([str(trec_eval), "-q", *measures, str(qrels), str(run)], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-q", *measures, "--format", "trec", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == done.stdout
 
 
 def test_trec_eval_10_needs_c_for_qrels_queries_the_run_misses(trec_eval, trec_data, tmp_path):
@@ -337,7 +253,7 @@ def test_parquet_input_prints_what_text_input_prints(oracle, flags):
 
 
 def test_output_is_byte_identical_across_runs_and_threads(oracle):
-    """The same command twice, and --threads 1 against --threads 2: the same bytes."""
+    """The same command twice, and under --threads 1, 2 and 4: the same bytes."""
     for case, threads in [("results.test", True), (next(c for c in CASES if c not in REAL_CASES), False)]:
         qrels, run = oracle.inputs.text(case, True)
         _, first = oracle.output(case, "-c")
@@ -345,32 +261,21 @@ def test_output_is_byte_identical_across_runs_and_threads(oracle):
         if threads:
             assert run_duckrank(qrels, run, "-c", "--threads", "1") == first, case
             assert run_duckrank(qrels, run, "-c", "--threads", "2") == first, case
+            assert run_duckrank(qrels, run, "-c", "--threads", "4") == first, case
 
 
 # ------------------------------------------------------------------------------------------ report
 
 
 def agreement(oracle: Oracle) -> str:
-    """The agreement table: per flag set, lines compared, identical, and differing by cause (with an
-    example each); keys only one tool prints are listed under their cause too."""
+    """The agreement table: per flag set, lines compared and identical, and the first differences."""
     out = []
     for flags in FLAG_SETS:
         comparisons = [oracle.comparison(case, flags) for case in CASES]
         compared = sum(c.compared for c in comparisons)
         identical = sum(c.identical for c in comparisons)
         out.append(f"{flags}: {compared} lines compared, {identical} identical, {compared - identical} differ")
-        by_cause: dict[str, list[Diff]] = {}
-        for comparison in comparisons:
-            for diff in comparison.diffs:
-                by_cause.setdefault(cause_of(diff) or "UNDECLARED", []).append(diff)
-            if comparison.order:
-                out.append(f"    ORDER {comparison.case}: {comparison.order}")
-        for cause, diffs in by_cause.items():
-            both = sum(1 for d in diffs if d.ours is not None and d.theirs is not None)
-            measures = Counter(d.measure for d in diffs)
-            out.append(f"    {cause}: {len(diffs)} keys ({both} differing lines, {len(diffs) - both} one-sided); "
-                       f"measures {dict(measures.most_common(6))}")
-            out.append(f"        e.g. {diffs[0]}")
+        out.extend(f"    {problem}" for comparison in comparisons for problem in problems_of(comparison)[:5])
     return "\n".join(out)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from duckrank import _output as output
-from duckrank._sql import quote_identifier
+from duckrank._sql import literal, quote_identifier
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     INPUT_FORMATS,
@@ -63,10 +63,13 @@ from duckrank.cli.common import (
               help=f"Read the qrels as {', '.join(INPUT_FORMATS)} instead of detecting it.")
 @output_options()
 @engine_options
+@click.option("--engine", "engine_name", type=click.Choice(["duckdb", "spark"]), default="duckdb", show_default=True,
+              help="Compute on DuckDB (embedded) or Apache Spark (pip install 'duckrank[spark]'; Java 17): the "
+                   "same numbers, on Parquet files or folders.")
 @handle_errors
 def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conventions, query_col, doc_col, score_col,
                  relevance_col, log, label, label_map, segments, run_format, qrels_format, fmt, output_path, quiet,
-                 threads, memory_limit, temp_dir):
+                 threads, memory_limit, temp_dir, engine_name):
     """Score one or more runs against QRELS (trec_eval's argument order).
 
     \b
@@ -126,12 +129,25 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
         except MeasureError as error:
             problems.add(clean_message(error))
 
+    # trec_eval -c sums num_rel over every judgment graded above 0, whatever -l says (m_num_rel.c's
+    # te_calc_avg_num_rel); its per-query lines follow -l. --format trec prints that summary: the
+    # judgments of grade >= 1 (a grade trec_eval reads as 0.5 is 0), counted by a measure of its own.
+    trec_num_rel = None
+    if (fmt == "trec" and conventions.get("complete") and conventions.get("rel_level", 1) != 1
+            and any(m.metric.name == "num_rel" and m.rel_level is None for m in parsed)):
+        trec_num_rel = parse_measure("NumRel(rel=1)")
+        parsed.append(trec_num_rel)
+
     # output and engine
     if segments and fmt == "trec":
         problems.add("--format trec has no column for --by segments; use table, tsv, csv, json, jsonl or parquet")
     inputs = [log] if log is not None else [qrels, *runs]
     check_output(problems, fmt, output_path, [source for source in inputs if source])
     engine = check_engine(problems, threads, memory_limit, temp_dir)
+    if engine_name == "spark":
+        from duckrank.spark import cli_problems
+        for problem in cli_problems(log, runs, segments, run_fmt, qrels_fmt, engine):
+            problems.add(problem)
 
     from duckrank._library import connect, shared_cursor
     from duckrank.evaluation import compute, option_problems
@@ -163,10 +179,14 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     try:
         what = "the log" if log is not None else f"{len(runs)} run" + ("s" if len(runs) > 1 else "")
         with Progress(con, f"scoring {what}", progress_enabled(quiet)):
-            results = compute(qrels, list(runs) if log is None else None, [m.spelling for m in parsed],
-                              con=con, **kwargs)
+            if engine_name == "spark":  # Spark computes the per-query values; DuckDB formats them
+                from duckrank import spark
+                results = spark.compute(qrels, runs[0], [m.spelling for m in parsed], con, **kwargs)
+            else:
+                results = compute(qrels, list(runs) if log is None else None, [m.spelling for m in parsed],
+                                  con=con, **kwargs)
             _write_eval(results, results.measures, fmt, output_path, per_query=per_query, summary=not no_summary,
-                        with_runid=with_runid)
+                        with_runid=with_runid, trec_num_rel=trec_num_rel)
     finally:
         con.close()
 
@@ -196,14 +216,14 @@ runs AS (
     SELECT unnest($runs) AS run, unnest(range(len($runs))) AS run_order
 ),
 rows AS (
-    SELECT run, {by_columns}CAST(query_id AS VARCHAR) AS query_id, measure, value, 0 AS part,
+    SELECT run, {by_columns}CAST(query_id AS VARCHAR) AS query_id, measure, value, {text} AS text, 0 AS part,
            dense_rank() OVER (ORDER BY query_id) AS query_order
     FROM {per_query} WHERE $with_per_query
     UNION ALL
-    SELECT run, {by_columns}'all' AS query_id, measure, value, 1 AS part, 0 AS query_order
+    SELECT run, {by_columns}'all' AS query_id, measure, value, NULL AS text, 1 AS part, 0 AS query_order
     FROM {summary} WHERE $with_summary
 )
-SELECT {run_column}{by_rows}rows.query_id, measures.metric, CAST(rows.value AS DOUBLE) AS value
+SELECT {run_column}{by_rows}rows.query_id, measures.metric, CAST(rows.value AS DOUBLE) AS value{text_column}
 FROM rows
 JOIN measures ON rows.measure = measures.spelling
 JOIN runs ON rows.run = runs.run
@@ -217,7 +237,7 @@ def _integer_measure(measure) -> bool:
 
 
 def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: bool, summary: bool,
-                with_runid: bool) -> None:
+                with_runid: bool, trec_num_rel=None) -> None:
     con = results.con
     run_names = [str(run) for run in results.runs]
     segments = list(results.by)
@@ -229,6 +249,8 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
         run_column="rows.run, " if several else "",
         by_columns="".join(f"{quote_identifier(name)}, " for name in segments),
         by_rows="".join(f"rows.{quote_identifier(name)}, " for name in segments),
+        text="text" if results.has_text else "CAST(NULL AS VARCHAR)",
+        text_column=", rows.text" if results.has_text else "",
     )
     params = {
         "spellings": [m.spelling for m in measures],
@@ -239,7 +261,7 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
         "with_summary": bool(summary),
     }
     keys = (["run"] if several else []) + segments
-    columns = [*keys, "query_id", "metric", "value"]
+    columns = [*keys, "query_id", "metric", "value", *(["text"] if results.has_text else [])]
     integer_metrics = {m.printed_name for m in measures if _integer_measure(m)}
 
     if fmt == "parquet":
@@ -247,19 +269,45 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
             con.execute(f"COPY ({sql}) TO $path (FORMAT parquet)", {**params, "path": tmp}).fetchall()
         return
 
+    num_rel_totals = {}
+    if fmt == "trec" and trec_num_rel is not None:  # read before the rows' cursor holds the connection
+        num_rel_totals = dict(results.summary.filter(f"measure = {literal(trec_num_rel.spelling)}")
+                              .select("run, value").fetchall())
     cursor = con.execute(sql, params)
 
     def rows() -> Iterator[tuple]:
         while batch := cursor.fetchmany(10_000):
             yield from batch
 
+    def shown_rows() -> Iterator[tuple]:
+        """Rows for trec and the human formats: a text measure's text as its value, quoted as
+        trec_eval prints relstring."""
+        for row in rows():
+            yield (*row[:-2], f"'{row[-1]}'") if row[-1] is not None else row[:-1]
+
     with output.text_output(path) as stream:
+        human_rows = shown_rows() if results.has_text else rows()
         if fmt == "trec":
-            _write_trec(stream, rows(), several, integer_metrics, run_names, with_runid and summary)
+            if trec_num_rel is not None:
+                human_rows = _with_trec_num_rel(human_rows, trec_num_rel, num_rel_totals, several, run_names)
+            _write_trec(stream, human_rows, several, integer_metrics, run_names, with_runid and summary)
         elif fmt in output.MACHINE_FORMATS:
             output.write_machine(fmt, columns, rows(), stream)
         else:
-            _write_eval_human(fmt, stream, rows(), several, segments, per_query, integer_metrics, run_names)
+            _write_eval_human(fmt, stream, human_rows, several, segments, per_query, integer_metrics, run_names)
+
+
+def _with_trec_num_rel(rows, measure, totals: dict[str, float], several: bool,
+                       run_names: list[str]) -> Iterator[tuple]:
+    """The rows with trec_eval -c's summary num_rel (see eval_command), totals by run, and without
+    the measure that counted it."""
+    for row in rows:
+        run, query_id, metric, _ = row if several else (run_names[0], *row)
+        if metric == measure.printed_name:
+            continue
+        if metric == "num_rel" and query_id == "all":
+            row = (*row[:-1], totals.get(run, 0.0))
+        yield row
 
 
 def _write_trec(stream, rows, several: bool, integer_metrics: set[str], run_names: list[str],
