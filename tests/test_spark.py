@@ -8,7 +8,7 @@ unicode ids, extreme and tied scores, negative grades, queries only in one file)
 from a hive-partitioned Parquet folder. Each test is one Spark job; agreement is to 1e-12 per
 (query, measure). Skips without pyspark or Java, fails in CI (tests/spark_support.py).
 Time: 12 min on the 2-core machine under a load average of 11-17 (the option test alone 219 s):
-far over the ~90 s the module was given; see the report of issue 15.
+far over the ~90 s the module was given.
 """
 
 from __future__ import annotations
