@@ -911,19 +911,14 @@ def test_python_dash_m():
     assert done.returncode == 0 and done.stdout.strip() == f"duckrank {duckrank.__version__}"
 
 
-def test_help_is_fast_and_lazy():
-    # `duckrank --help` must not pay for duckdb, pyarrow, pandas or polars.
-    probe = ("import sys, duckrank.cli; heavy = [m for m in ('duckdb', 'pyarrow', 'pandas', 'polars') "
-             "if m in sys.modules]; "
-             "print(','.join(heavy))")
+def test_help_is_lazy():
+    # `duckrank --help` must not pay for duckdb, pyarrow, pandas, polars, matplotlib or pyspark (what
+    # keeps it fast; speed itself is bench/'s to measure, not a timed test's)
+    probe = ("import sys, duckrank.cli; duckrank.cli.main(['--help'], standalone_mode=False); "
+             "heavy = [m for m in ('duckdb', 'pyarrow', 'pandas', 'polars', 'matplotlib', 'pyspark') "
+             "if m in sys.modules]; print('loaded:', ','.join(heavy))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == ""
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        subprocess.run([str(DUCKRANK), "--help"], capture_output=True, check=True)
-        best = min(best, time.perf_counter() - start)
-    assert best < 0.5, best
+    assert done.stdout.splitlines()[-1] == "loaded: ", done.stdout
 
 
 @pytest.mark.parametrize("command", ["eval", "compare"])
