@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Self
 
 import click
@@ -107,6 +107,33 @@ class Problems:
 
 # The word conventions as the facade quotes them (ties := 'x'), said as flags (--ties x).
 _WORD_CONVENTIONS = "|".join(c.name for c in CONVENTIONS if c.param.type == "text")
+
+
+# What compare and report score when no -m is given.
+DEFAULT_COMPARED = ("map", "ndcg_cut.10", "P.10", "recip_rank")
+
+
+def read_measures(problems: Problems, measures: Sequence[str]) -> list[str]:
+    """The -m spellings (DEFAULT_COMPARED when none), trec_eval's lists expanded, each parsed so that
+    every bad one is a problem at once; a repeated one kept once."""
+    from duckrank.errors import MeasureError
+    from duckrank.measures import expand_measures, parse_measure
+
+    spellings: list[str] = []
+    try:
+        expanded = expand_measures(list(measures) or list(DEFAULT_COMPARED))
+    except MeasureError as error:
+        problems.add(clean_message(error))
+        expanded = []
+    for spelling in expanded:
+        try:
+            parse_measure(spelling)
+        except MeasureError as error:
+            problems.add(clean_message(error))
+            continue
+        if spelling not in spellings:
+            spellings.append(spelling)
+    return spellings
 
 
 def clean_message(message: Any) -> str:

@@ -17,6 +17,7 @@ import click
 from duckrank import _output as output
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
+    DEFAULT_COMPARED,
     INPUT_FORMATS,
     NON_TREC_FORMATS,
     Problems,
@@ -34,12 +35,12 @@ from duckrank.cli.common import (
     pick_format,
     progress_enabled,
     read_conventions,
+    read_measures,
 )
 
 FORMATS = NON_TREC_FORMATS
 # duckrank.comparison.MAX_REPLICATES, without importing duckdb for --help
 MAX_REPLICATES = 1_000_000
-DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
 CORRECTION_NAMES = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg"}
 TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"}
 
@@ -49,7 +50,7 @@ TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"
 @click.argument("runs", nargs=-1, metavar="RUN1 RUN2 [RUN ...]")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
               help=f"A measure to compare, repeatable: map, ndcg_cut.10, nDCG@10, P.5,10 (trec_eval's comma "
-                   f"lists). Default: {', '.join(DEFAULT_MEASURES)}.")
+                   f"lists). Default: {', '.join(DEFAULT_COMPARED)}.")
 @click.option("--baseline", metavar="RUN", help="The run the others are compared with: its path, file name or "
                                                 "stem (default: the first run).")
 @click.option("--permutations", metavar="N", help="Sign flips of the randomization test (default 10000; 0 skips it).")
@@ -108,23 +109,7 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
     qrels_fmt = problems.choice("--qrels-format", qrels_format, INPUT_FORMATS)
     engine = check_engine(problems, threads, memory_limit, temp_dir)
 
-    from duckrank.errors import MeasureError
-    from duckrank.measures import expand_measures, parse_measure
-
-    spellings: list[str] = []
-    try:
-        expanded = expand_measures(list(measures) or list(DEFAULT_MEASURES))
-    except MeasureError as error:
-        problems.add(clean_message(error))
-        expanded = []
-    for spelling in expanded:
-        try:
-            parse_measure(spelling)
-        except MeasureError as error:
-            problems.add(clean_message(error))
-            continue
-        if spelling not in spellings:
-            spellings.append(spelling)
+    spellings = read_measures(problems, measures)
     fmt = pick_format(problems, fmt, output_path, FORMATS)
     check_output(problems, fmt, output_path, [qrels, *runs])
     problems.raise_if_any()

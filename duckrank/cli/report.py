@@ -22,6 +22,7 @@ import click
 
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
+    DEFAULT_COMPARED,
     INPUT_FORMATS,
     Problems,
     check_engine,
@@ -33,9 +34,9 @@ from duckrank.cli.common import (
     facade_format,
     handle_errors,
     read_conventions,
+    read_measures,
 )
 
-DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
 INSTALL_HINT = "plots need matplotlib, an optional extra: pip install 'duckrank[plot]'"
 
 
@@ -60,7 +61,7 @@ def report_options(function: Callable) -> Callable:
     for decorate in reversed([
         click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
                      help=f"A headline measure, repeatable (a mean of per-query values): map, ndcg_cut.10, "
-                          f"nDCG@10, P.5,10. Default: {', '.join(DEFAULT_MEASURES)}. A measure with a cutoff "
+                          f"nDCG@10, P.5,10. Default: {', '.join(DEFAULT_COMPARED)}. A measure with a cutoff "
                           "(ERR@20) also gets a curve over k."),
         click.option("--baseline", metavar="RUN", help="The run the others are compared with: its path, file name "
                                                        "or stem (default: the first run)."),
@@ -103,23 +104,7 @@ def read_request(problems: Problems, request: dict[str, Any], inputs: list[str])
     qrels_fmt = problems.choice("--qrels-format", request["qrels_format"], INPUT_FORMATS)
     engine = check_engine(problems, request["threads"], request["memory_limit"], request["temp_dir"])
 
-    from duckrank.errors import MeasureError
-    from duckrank.measures import expand_measures, parse_measure
-
-    spellings: list[str] = []
-    try:
-        expanded = expand_measures(list(request["measures"]) or list(DEFAULT_MEASURES))
-    except MeasureError as error:
-        problems.add(clean_message(error))
-        expanded = []
-    for spelling in expanded:
-        try:
-            parse_measure(spelling)
-        except MeasureError as error:
-            problems.add(clean_message(error))
-            continue
-        if spelling not in spellings:
-            spellings.append(spelling)
+    spellings = read_measures(problems, request["measures"])
     options = {key: value for key, value in {**settings, **conventions, **engine}.items() if value is not None}
     options.update({key: value for key, value in {
         "run_format": facade_format(run_fmt, "run"), "qrels_format": facade_format(qrels_fmt, "qrels"),
