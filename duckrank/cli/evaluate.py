@@ -6,7 +6,7 @@ trec_eval's order. It holds no metric math.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -206,7 +206,8 @@ def _parse_label_map(problems: Problems, text: str) -> dict[str, float] | None:
 
 
 # The eval output: one row per (run, segment, query or 'all', measure), ordered as trec_eval prints it:
-# per run (and --by segment), every query's block (queries in id order), then the summary block.
+# per run (and --by segment), every query's block (queries in id order), then the summary block. The
+# human formats put the runs side by side: {order} then lists a line's runs one after another.
 _EVAL_SQL = """
 WITH measures AS (
     SELECT unnest($spellings) AS spelling, unnest($printed) AS metric,
@@ -228,7 +229,7 @@ FROM rows
 JOIN measures ON rows.measure = measures.spelling
 JOIN runs ON rows.run = runs.run
 WHERE rows.part = 1 OR measures.per_query_ok
-ORDER BY runs.run_order, {by_rows}rows.part, rows.query_order, measures.measure_order
+ORDER BY {order}
 """
 
 
@@ -244,13 +245,17 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
     several = len(run_names) > 1
     results.summary.create_view("duckrank_cli_summary", replace=True)
     results.per_query.create_view("duckrank_cli_per_query", replace=True)
+    by_rows = "".join(f"rows.{quote_identifier(name)}, " for name in segments)
     sql = _EVAL_SQL.format(
         per_query="duckrank_cli_per_query", summary="duckrank_cli_summary",
         run_column="rows.run, " if several else "",
         by_columns="".join(f"{quote_identifier(name)}, " for name in segments),
-        by_rows="".join(f"rows.{quote_identifier(name)}, " for name in segments),
+        by_rows=by_rows,
         text="text" if results.has_text else "CAST(NULL AS VARCHAR)",
         text_column=", rows.text" if results.has_text else "",
+        order=(f"{by_rows}rows.part, rows.query_order, measures.measure_order, runs.run_order"
+               if fmt in output.HUMAN_FORMATS else
+               f"runs.run_order, {by_rows}rows.part, rows.query_order, measures.measure_order"),
     )
     params = {
         "spellings": [m.spelling for m in measures],
@@ -273,9 +278,9 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
     if fmt == "trec" and trec_num_rel is not None:  # read before the rows' cursor holds the connection
         num_rel_totals = dict(results.summary.filter(f"measure = {literal(trec_num_rel.spelling)}")
                               .select("run, value").fetchall())
-    cursor = con.execute(sql, params)
-
     def rows() -> Iterator[tuple]:
+        """The rows from a cursor of their own, a batch at a time: no output is held in memory."""
+        cursor = con.execute(sql, params)
         while batch := cursor.fetchmany(10_000):
             yield from batch
 
@@ -283,18 +288,30 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
         """Rows for trec and the human formats: a text measure's text as its value, quoted as
         trec_eval prints relstring."""
         for row in rows():
-            yield (*row[:-2], f"'{row[-1]}'") if row[-1] is not None else row[:-1]
+            if not results.has_text:
+                yield row
+            elif row[-1] is not None:
+                yield (*row[:-2], f"'{row[-1]}'")
+            else:
+                yield row[:-1]
 
     with output.text_output(path) as stream:
-        human_rows = shown_rows() if results.has_text else rows()
         if fmt == "trec":
+            trec_rows = shown_rows()
             if trec_num_rel is not None:
-                human_rows = _with_trec_num_rel(human_rows, trec_num_rel, num_rel_totals, several, run_names)
-            _write_trec(stream, human_rows, several, integer_metrics, run_names, with_runid and summary)
+                trec_rows = _with_trec_num_rel(trec_rows, trec_num_rel, num_rel_totals, several, run_names)
+            _write_trec(stream, trec_rows, several, integer_metrics, run_names, with_runid and summary)
         elif fmt in output.MACHINE_FORMATS:
             output.write_machine(fmt, columns, rows(), stream)
         else:
-            _write_eval_human(fmt, stream, human_rows, several, segments, per_query, integer_metrics, run_names)
+            # the table format reads its lines twice (column widths, then the lines): each reading
+            # runs the query again rather than keep the lines in memory
+            lines = _Lines(lambda: _human_lines(shown_rows(), several, segments, per_query, integer_metrics,
+                                                run_names))
+            value_columns = run_names if several else ["value"]
+            columns = [*segments, *(["query_id"] if per_query else []), "metric", *value_columns]
+            align = ["l"] * (len(columns) - len(value_columns)) + ["r"] * len(value_columns)
+            output.write_human(fmt, columns, lines, stream, align)
 
 
 def _with_trec_num_rel(rows, measure, totals: dict[str, float], several: bool,
@@ -325,19 +342,32 @@ def _write_trec(stream, rows, several: bool, integer_metrics: set[str], run_name
         stream.write(output.trec_line(metric, query_id, value, metric in integer_metrics))
 
 
-def _write_eval_human(fmt, stream, rows, several, segments, per_query, integer_metrics, run_names) -> None:
-    # Pivot runs into columns: one line per (segment, query, metric), one value column per run.
-    table: dict[tuple, dict[str, Any]] = {}
+class _Lines:
+    """An iterable that makes its iterator anew each time it is read."""
+
+    def __init__(self, make: Callable[[], Iterator[list[str]]]) -> None:
+        self.make = make
+
+    def __iter__(self) -> Iterator[list[str]]:
+        return self.make()
+
+
+def _human_lines(rows, several, segments, per_query, integer_metrics, run_names) -> Iterator[list[str]]:
+    """The human formats' cells: one line per (segment, [query,] metric), one value column per run.
+    The rows come sorted by that key with a line's runs adjacent, so they are pivoted as they stream."""
+    def line(key: tuple, values: dict[str, Any]) -> list[str]:
+        integer = key[-1] in integer_metrics
+        return [*key, *(output.display_value(values.get(run), integer) for run in run_names)]
+
+    key, values = None, {}
     for row in rows:
         run, rest = (row[0], row[1:]) if several else (run_names[0], row)
         *segment, query_id, metric, value = rest
-        key = (*("" if v is None else str(v) for v in segment), *([query_id] if per_query else []), metric)
-        table.setdefault(key, {})[run] = value
-    value_columns = run_names if several else ["value"]
-    columns = [*segments, *(["query_id"] if per_query else []), "metric", *value_columns]
-    align = ["l"] * (len(columns) - len(value_columns)) + ["r"] * len(value_columns)
-    cells = []
-    for key, values in table.items():
-        integer = key[-1] in integer_metrics
-        cells.append([*key, *(output.display_value(values.get(run), integer) for run in run_names)])
-    output.write_human(fmt, columns, cells, stream, align)
+        row_key = (*("" if v is None else str(v) for v in segment), *([query_id] if per_query else []), metric)
+        if row_key != key:
+            if key is not None:
+                yield line(key, values)
+            key, values = row_key, {}
+        values[run] = value
+    if key is not None:
+        yield line(key, values)
