@@ -27,7 +27,7 @@ import duckdb
 from duckrank._library import connect
 from duckrank._sql import quote_identifier
 from duckrank.errors import InputError, MeasureError, OptionError
-from duckrank.evaluation import Results, compute
+from duckrank.evaluation import Guest, Results, compute
 from duckrank.inputs import fresh_name
 from duckrank.measures import Measure, parse_measures
 
@@ -201,43 +201,46 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
     if clashes:
         raise OptionError(f"cannot segment by {', '.join(map(repr, clashes))}: the comparison uses that "
                           "column name itself; rename the column")
-    con = con if con is not None else connect()
-    spellings = [m.spelling for m in parsed]
-    presence = len(spellings)  # a hidden num_ret tells which queries each run answered
-    if results is None:
-        results = compute(qrels, runs, [*spellings, "num_ret"], run_names=run_names, complete=complete,
-                          by=segments, con=con, **options)
-    elif [m.spelling for m in results.measures[:presence + 1]] != [*spellings, "num_ret"] or results.by != segments:
-        raise OptionError("results= must hold the compared measures, then num_ret, segmented the same way")
-    names = list(results.runs)
-    if len(names) < 2:
-        raise OptionError(f"compare needs at least two runs; got one ({names[0]!r}). Pass two or more "
-                          "run files, or one file whose run_id column holds several runs")
-    base = resolve_baseline(baseline, names)
-    _check_scored(con, results.table, presence, names)
-    per_query = _per_query_table(con, results.table, presence, segments, complete)
-    notes = _query_notes(con, results.table, presence, names, segments, complete)
-    table = fresh_name("comparison")
-    shown = ", ".join([*(quote_identifier(b) for b in segments), *COLUMNS])
-    order = ", ".join([*(f"{quote_identifier(b)} NULLS LAST" for b in segments), "metric_order",
-                       "list_position($runs, run)"])
-    try:
-        con.execute(
-            f"CREATE TEMP TABLE {table} AS SELECT row_number() OVER (ORDER BY {order}) AS row_order, {shown} "
-            "FROM duckrank.compare($table, runs := $runs, baseline := $baseline, permutations := $permutations, "
-            "bootstrap := $bootstrap, seed := $seed, confidence := $confidence, correction := $correction, "
-            "test := $test, alpha := $alpha)",
-            {"table": per_query, "runs": names, "baseline": base, **settings}).fetchall()
-    except duckdb.Error as error:
-        message = str(error)
-        if "duckrank: " in message:
-            raise InputError(message.split("duckrank: ", 1)[1].strip()) from None
-        raise
-    comparison = Comparison(con, table, names, base, parsed, segments, notes, {**settings, "complete": complete},
-                            per_query)
-    _check_testable(comparison)
-    comparison.notes.extend(_row_notes(comparison))
-    return comparison
+    # on a connection the caller owns, leave it as found but for the tables the comparison reads
+    with Guest.of(con) as guest:
+        con = con if con is not None else connect()
+        spellings = [m.spelling for m in parsed]
+        presence = len(spellings)  # a hidden num_ret tells which queries each run answered
+        if results is None:
+            results = compute(qrels, runs, [*spellings, "num_ret"], run_names=run_names, complete=complete,
+                              by=segments, con=con, **options)
+        elif [m.spelling for m in results.measures[:presence + 1]] != [*spellings, "num_ret"] or results.by != segments:
+            raise OptionError("results= must hold the compared measures, then num_ret, segmented the same way")
+        names = list(results.runs)
+        if len(names) < 2:
+            raise OptionError(f"compare needs at least two runs; got one ({names[0]!r}). Pass two or more "
+                              "run files, or one file whose run_id column holds several runs")
+        base = resolve_baseline(baseline, names)
+        _check_scored(con, results.table, presence, names)
+        per_query = _per_query_table(con, results.table, presence, segments, complete)
+        notes = _query_notes(con, results.table, presence, names, segments, complete)
+        table = fresh_name("comparison")
+        shown = ", ".join([*(quote_identifier(b) for b in segments), *COLUMNS])
+        order = ", ".join([*(f"{quote_identifier(b)} NULLS LAST" for b in segments), "metric_order",
+                           "list_position($runs, run)"])
+        try:
+            con.execute(
+                f"CREATE TEMP TABLE {table} AS SELECT row_number() OVER (ORDER BY {order}) AS row_order, {shown} "
+                "FROM duckrank.compare($table, runs := $runs, baseline := $baseline, permutations := $permutations, "
+                "bootstrap := $bootstrap, seed := $seed, confidence := $confidence, correction := $correction, "
+                "test := $test, alpha := $alpha)",
+                {"table": per_query, "runs": names, "baseline": base, **settings}).fetchall()
+        except duckdb.Error as error:
+            message = str(error)
+            if "duckrank: " in message:
+                raise InputError(message.split("duckrank: ", 1)[1].strip()) from None
+            raise
+        comparison = Comparison(con, table, names, base, parsed, segments, notes, {**settings, "complete": complete},
+                                per_query)
+        _check_testable(comparison)
+        comparison.notes.extend(_row_notes(comparison))
+        guest.keep(table, per_query)
+        return comparison
 
 
 def _per_query_table(con: duckdb.DuckDBPyConnection, results: str, presence: int, by: list[str],

@@ -526,7 +526,7 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     label= (and label_map=); con=, threads=, memory_limit=, temp_dir=.
     """
     con = options.get("con")
-    with _Guest(con if con is not None and not holds_library(con) else None) as guest:
+    with Guest.of(con) as guest:
         if per_query:
             results = compute(qrels, run, measures, **options)
             guest.keep(results.table, f"{results.table}_measures")
@@ -542,7 +542,7 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     return values
 
 
-class _Guest:
+class Guest:
     """On a connection the caller owns (con=), leave the database as it was found: its engine
     settings restored, the call's views and tables dropped (but those a returned relation
     reads), and the macro library removed again unless it was there before (so each such call
@@ -553,6 +553,12 @@ class _Guest:
     def __init__(self, con: duckdb.DuckDBPyConnection | None) -> None:
         self.con = con
         self.kept: set[str] = set()
+
+    @classmethod
+    def of(cls, con: duckdb.DuckDBPyConnection | None) -> Guest:
+        """The guard for a call given `con`: a no-op for none (duckrank's own connection) and for
+        a connection that holds the library (duckrank.connect()'s, the caller's to manage)."""
+        return cls(con if con is not None and not holds_library(con) else None)
 
     def keep(self, *names: str | None) -> None:
         self.kept.update(name for name in names if name)

@@ -357,3 +357,19 @@ def test_evaluate_leaves_the_callers_database_as_it_found_it(inputs, tmp_path):
     assert values == duckrank.evaluate(qrels, run_path, ["map", "gm_map"])
     assert catalog(con) == before
     con.close()
+
+
+def test_compare_leaves_the_callers_settings_and_keeps_only_the_tables_it_reads(inputs, tmp_path):
+    con = duckdb.connect(str(tmp_path / "user.duckdb"))
+    con.execute("SET threads = 1")
+    con.execute("CREATE TABLE mine AS SELECT 1 AS x")
+    settings, _, _, tables, views = catalog(con)
+    runs = [str(inputs / "run.parquet"), str(inputs / "run_b.parquet")]
+    comparison = duckrank.compare(str(inputs / "qrels.parquet"), runs, ["map"], con=con, threads=2,
+                                  memory_limit="1GB", permutations=200, bootstrap=200)
+    alone = duckrank.compare(str(inputs / "qrels.parquet"), runs, ["map"], permutations=200, bootstrap=200)
+    assert comparison.records() == alone.records()  # and the comparison still reads its tables
+    after_settings, _, _, after_tables, after_views = catalog(con)
+    assert after_settings == settings and after_views == views
+    assert sorted(set(after_tables) - set(tables)) == sorted([(comparison.table,), (comparison.per_query_table,)])
+    con.close()
