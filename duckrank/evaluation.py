@@ -16,13 +16,26 @@ from typing import Any, Self
 
 import duckdb
 
-from duckrank._library import (configure, connect, holds_library, library_digest, load,
-                               shared_cursor)
-from duckrank._sql import literal, quote_identifier
+from duckrank._library import (
+    configure,
+    connect,
+    holds_library,
+    library_digest,
+    load,
+    shared_cursor,
+)
+from duckrank._sql import literal as sql_text
+from duckrank._sql import quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError
 from duckrank.inputs import Source, fresh_name, read_table
 from duckrank.measures import Measure, parse_measures, sql_literal
-from duckrank.registry import CONVENTIONS, EMPTY_GAIN_MAP, OPTIONS, RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS
+from duckrank.registry import (
+    CONVENTIONS,
+    EMPTY_GAIN_MAP,
+    OPTIONS,
+    RANK_QUERIES_ARGUMENTS,
+    RANKED_OPTIONS,
+)
 
 # Means are summed in query order (not by DuckDB's parallel avg), so a summary is the same bits on
 # every run and thread count. Counters are integers: their sums are exact in any order.
@@ -49,7 +62,7 @@ class Plan:
     def key_columns(self) -> list[tuple[str, str]]:
         """(output column, SQL expression over query_id) for run and each segment column."""
         if not self.keyed:
-            return [("run", literal(self.runs[0]))]
+            return [("run", sql_text(self.runs[0]))]
         return [("run", "query_id.run"), *((name, f"query_id.by_{i}") for i, name in enumerate(self.by))]
 
     def query_expression(self) -> str:
@@ -116,8 +129,8 @@ def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[
     summarised = [i for i, m in enumerate(measures) if m.summary != "none"]
     rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[measures[i].summary]}" for i in summarised)
     value = f"CASE measure_index {rules} END" if rules else "NULL"
-    run_names = ", ".join(f"({i}, {literal(name)})" for i, name in enumerate(runs))
-    measure_names = ", ".join(f"({i}, {literal(m.spelling)})" for i, m in enumerate(measures))
+    run_names = ", ".join(f"({i}, {sql_text(name)})" for i, name in enumerate(runs))
+    measure_names = ", ".join(f"({i}, {sql_text(m.spelling)})" for i, m in enumerate(measures))
     return (f"SELECT r.run, {by_sql}m.measure, s.value "
             f"FROM (SELECT run_index, {by_sql}measure_index, {value} AS value "
             f"      FROM {source} WHERE measure_index IN ({', '.join(map(str, summarised)) or 'NULL'}) "
@@ -198,14 +211,14 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
                if source.has_run_id else [])
         if len(ids) <= 1:
             run_names = names or ids or [source.name or _path_of(source)]
-            union = f"SELECT {literal(run_names[0])} AS run, query_id, doc_id, score{segments} FROM {source.view}"
+            union = f"SELECT {sql_text(run_names[0])} AS run, query_id, doc_id, score{segments} FROM {source.view}"
         else:
             run_names = ids
             union = f"SELECT run_id AS run, query_id, doc_id, score{segments} FROM {source.view}"
     else:
         run_names = names or [_path_of(source) for source in runs]
         union = " UNION ALL ".join(
-            f"SELECT {literal(name)} AS run, query_id, doc_id, score{segments} FROM {source.view}"
+            f"SELECT {sql_text(name)} AS run, query_id, doc_id, score{segments} FROM {source.view}"
             for name, source in zip(run_names, runs))
     if len(set(run_names)) != len(run_names):
         repeated = next(name for name in run_names if run_names.count(name) > 1)
@@ -224,7 +237,7 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
                     f"query := q.query_id) AS query_id, q.doc_id, q.relevance FROM {qrels.view} q "
                     f"JOIN (SELECT DISTINCT {keys} FROM ({union})) k ON k.query_id = q.query_id").fetchall()
     else:  # every run is judged on every qrels query, so complete := true still sees missed queries
-        values = ", ".join(f"({literal(n)})" for n in run_names)
+        values = ", ".join(f"({sql_text(n)})" for n in run_names)
         con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := r.run, query := q.query_id) "
                     f"AS query_id, q.doc_id, q.relevance FROM {qrels.view} q CROSS JOIN (VALUES {values}) r(run)").fetchall()
     return plan
@@ -238,7 +251,7 @@ def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any], judged_onl
     values["gain_map"] = dict(values["gain_map"])
     args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not values[name] else sql_literal(values[name])
                      for name in RANK_QUERIES_ARGUMENTS)
-    return f"duckrank.rank_queries({literal(plan.qrels_view)}, {literal(plan.run_view)}, {args})"
+    return f"duckrank.rank_queries({sql_text(plan.qrels_view)}, {sql_text(plan.run_view)}, {args})"
 
 
 def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
@@ -298,16 +311,16 @@ def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[in
         source = log_view
         if plan.keyed:
             source = fresh_name("log_slice")
-            condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {literal(value)}"
+            condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_text(value)}"
                                      for (_, expression), value in zip(key_columns, values))
             con.execute(f"CREATE TEMP VIEW {source} AS SELECT query_id, score, label FROM {log_view} "
                         f"WHERE {condition}").fetchall()
-        constants = "".join(f"{literal(value)} AS {quote_identifier(name)}, "
+        constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
                             for (name, _), value in zip(key_columns, values))
         for index, measure in measures:
             level = measure.rel_level if measure.rel_level is not None else rel_level
             call = measure.metric.aggregate.format(
-                log=literal(source), rel_level=sql_literal(level),
+                log=sql_text(source), rel_level=sql_literal(level),
                 **{name: sql_literal(value) for name, value in measure.params.items()})
             selects.append(f"SELECT {constants}NULL AS query_id, {index} AS measure_index, value, "
                            f"CAST(NULL AS VARCHAR) AS text FROM {call} "
@@ -420,7 +433,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             memory_limit: str | None = None, temp_dir: str | None = None, ties: str | None = None,
             rel_level: float | None = None, max_rank: int | None = None, complete: bool | None = None,
             empty: str | None = None, unjudged: str | None = None, gain: str | None = None,
-            duplicates: str | None = None, summary_only: bool = False) -> Results:
+            duplicates: str | None = None, literal: bool | None = None, summary_only: bool = False) -> Results:
     """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
     ranking convention; see duckrank.evaluate for the friendly front door.
 
@@ -461,7 +474,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         if qrels is not None or runs is not None:
             raise OptionError("pass either a log, or qrels and runs, not both")
         source = read_table(con, log, "log", fmt=log_format, columns={**columns, "label": label},
-                            label_map=label_map, extra=segments)
+                            label_map=label_map, extra=segments, literal=literal)
         run_source, qrels_source = _split_log(con, source, segments)
         sources, run_sources = [source, run_source, qrels_source], [run_source]
     else:
@@ -470,8 +483,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
         if not run_list:
             raise OptionError("pass at least one run")
-        qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns)
-        run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=segments)
+        qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns, literal=literal)
+        run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=segments, literal=literal)
                        for run in run_list]
         sources = [qrels_source, *run_sources]
         _check_id_types(qrels_source, run_sources)
@@ -486,7 +499,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         if log_measures:
             log_sql = _log_sql(con, plan, log_measures, rel_level, source if log is not None else None)
             parts = [f"{parts[0]} UNION ALL {log_sql}", *parts[1:]] if parts else [log_sql]
-        runs_sql = ", ".join(f"({i}, {literal(n)})" for i, n in enumerate(plan.runs))
+        runs_sql = ", ".join(f"({i}, {sql_text(n)})" for i, n in enumerate(plan.runs))
         per_query = [f"SELECT r.run_index, p.* FROM ({part}) p JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)"
                      for part in parts]
         if summary_only and len(per_query) == 1:
@@ -496,7 +509,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
                 raise _no_common_queries(con, run_sources, qrels_source)
             return Results(con, plan.runs, parsed, None, segments, rows)
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
-        measures_sql = ", ".join(f"({i}, {literal(m.spelling)}, {sql_literal(m.metric.per_query)})"
+        measures_sql = ", ".join(f"({i}, {sql_text(m.spelling)}, {sql_literal(m.metric.per_query)})"
                                  for i, m in enumerate(parsed))
         con.execute(f"CREATE TEMP TABLE {table}_measures AS SELECT * FROM (VALUES {measures_sql}) "
                     f"t(measure_index, measure, per_query)").fetchall()
@@ -523,7 +536,9 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     .arrow(), .df(), .pl(). Options: the conventions
     ties, rel_level, max_rank, complete, empty, unjudged, gain, duplicates; column names query_col,
     doc_col, score_col, relevance_col; input formats run_format, qrels_format; a single log= with
-    label= (and label_map=); con=, threads=, memory_limit=, temp_dir=.
+    label= (and label_map=); con=, threads=, memory_limit=, temp_dir=. A path that exists is read as
+    that file even with glob characters in its name, a glob expanded only when none does; literal=True
+    reads every path literally, literal=False expands every glob.
     """
     con = options.get("con")
     with Guest.of(con) as guest:

@@ -24,7 +24,8 @@ from typing import Any, BinaryIO
 
 import duckdb
 
-from duckrank._sql import literal, quote_identifier
+from duckrank._sql import literal as sql_text
+from duckrank._sql import quote_identifier
 from duckrank.errors import InputError, OptionError
 
 FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec_run", "trec_qrels")
@@ -84,27 +85,33 @@ def detect_format(path: str | os.PathLike, kind: str = "run", *, shown: str | No
         f"name the format with --{kind}-format / {kind}_format=")
 
 
-def _exists(path: str) -> bool:
+def _exists(path: str, literal: bool | None = None) -> bool:
+    if literal:
+        return os.path.exists(path)
     return os.path.exists(path) or bool(glob.glob(path, recursive=True))
 
 
 _GLOB_CHARACTERS = re.compile(r"[*?\[]")
 
 
-def is_glob(path: str) -> bool:
-    """Whether `path` is read as a glob: it has glob characters and no file has that very name
-    (a path that exists is read literally, however many other files it would match)."""
-    return bool(_GLOB_CHARACTERS.search(path)) and not os.path.exists(path)
+def is_glob(path: str, literal: bool | None = None) -> bool:
+    """Whether `path` is read as a glob. By default (literal None) when it has glob characters and
+    no file has that very name (a path that exists is read literally, however many other files it
+    would match); literal=True reads every path literally, literal=False expands every path with
+    glob characters (--literal, --glob)."""
+    if literal is None:
+        return bool(_GLOB_CHARACTERS.search(path)) and not os.path.exists(path)
+    return not literal and bool(_GLOB_CHARACTERS.search(path))
 
 
-def files_of(path: str) -> list[str]:
+def files_of(path: str, literal: bool | None = None) -> list[str]:
     """Every file an input path reads: the file itself, each file a glob matches, each file in a
     (hive-partitioned) folder. For -o's check that no input is overwritten."""
     if path == "-":
         return []
     if os.path.isdir(path):
         return [os.path.join(root, name) for root, _, names in os.walk(path) for name in names]
-    if is_glob(path):
+    if is_glob(path, literal):
         return [found for found in glob.glob(path, recursive=True) if os.path.isfile(found)]
     return [path]
 
@@ -237,7 +244,7 @@ def _remove_quietly(path: str) -> None:
 
 
 def _read_file(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str, shown: str) -> _Read:
-    local = os.path.isfile(path)
+    local = os.path.isfile(path) and not _GLOB_CHARACTERS.search(path)  # a literal path comes as a plain link
     compression = _compression(path) if local else None
     if fmt == "parquet":
         if compression is not None:
@@ -393,7 +400,7 @@ def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
         checks = [f"{quote_identifier(n)} IS NOT NULL" for n in names if n != value]
         joined = ""
     else:  # the other fields joined once (NULL if any is empty), then searched for each character
-        text = f"trim({raw}, {literal(_C_SPACE)})"
+        text = f"trim({raw}, {sql_text(_C_SPACE)})"
         checks = [*(f"NOT contains(duckrank_fields, chr({ord(c)}))" for c in "\t\v\f\r \0" if c != sep),
                   f"NOT starts_with({quote_identifier(names[0])}, '#')"]
         joined = ", " + " || ".join(quote_identifier(n) for n in names if n != value) + " AS duckrank_fields"
@@ -403,16 +410,16 @@ def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
                          f"AS {raw}" if n == value else quote_identifier(n) for n in kept)
     # a compressed run has no tail to read its last tag from: it keeps its line order instead
     ordered = compression is not None and fmt == "trec_run"
-    columns = ", ".join(f"{literal(n)}: 'VARCHAR'" for n in names)
+    columns = ", ".join(f"{sql_text(n)}: 'VARCHAR'" for n in names)
     table = fresh_name("trec")
     try:
         con.execute(
             f"CREATE TEMP TABLE {table} AS SELECT {selected}{', ordinality AS duckrank_line' if ordered else ''} "
             f"FROM (SELECT *{joined}, {_number_sql(fmt, 'duckrank_text')} AS duckrank_number "
             f"FROM (SELECT *, {text} AS duckrank_text "
-            f"FROM read_csv({literal(path)}, delim={literal(sep)}, quote='', escape='', comment='', header=false, "
+            f"FROM read_csv({sql_text(path)}, delim={sql_text(sep)}, quote='', escape='', comment='', header=false, "
             f"auto_detect=false, strict_mode=true, null_padding=false, ignore_errors=false, "
-            f"compression={literal(compression or 'none')}, columns={{{columns}}}){' WITH ORDINALITY' if ordered else ''}))"
+            f"compression={sql_text(compression or 'none')}, columns={{{columns}}}){' WITH ORDINALITY' if ordered else ''}))"
         ).fetchall()
     except duckdb.InterruptException:
         raise
@@ -472,7 +479,8 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
                      shown: str | None = None) -> _Trec:
     """TREC text as trec_eval reads it, line by line (Arrow's vectorised string kernels split the
     lines and fields), or an InputError naming the file, the line and what is wrong with it."""
-    files = [path] if os.path.exists(path) else sorted(glob.glob(path, recursive=True))
+    # a path read literally comes as a plain name (_literal): glob characters mean a glob
+    files = sorted(glob.glob(path, recursive=True)) if _GLOB_CHARACTERS.search(path) else [path]
     _fields, value, kept = _LAYOUTS[fmt]
     run = fmt == "trec_run"
     staging, mapping = fresh_name("trec_lines"), fresh_name("trec_hex")
@@ -653,12 +661,13 @@ class _Read:
     stdin: bool = False
 
 
-def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str | None) -> _Read:
-    """A DuckDB relation over `source`, and its label for messages."""
+def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str | None,
+              literal: bool | None = None) -> _Read:
+    """A DuckDB relation over `source`, and its label for messages; `literal` as is_glob takes it."""
     if isinstance(source, (str, os.PathLike)):
         text = str(source)
         stdin = text == "-" and not isinstance(source, Path)  # Path('-') is a file named '-'
-        if not stdin and not _exists(text) and not isinstance(source, Path) and _is_table(con, text):
+        if not stdin and not _exists(text, literal) and not isinstance(source, Path) and _is_table(con, text):
             return _Read(con.sql(f"SELECT * FROM {quote_identifier(text)}"), f"{kind} table {text!r}")
         label, shown = (f"{kind} '-'", "'-' (standard input)") if stdin else (f"{kind} {text!r}", repr(text))
         if fmt is not None and fmt not in FORMATS:
@@ -667,14 +676,16 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
             text = _stdin_path(kind)
         elif _is_pipe(text):
             text = _pipe_copy(text)
-        elif not _exists(text):
-            raise InputError(f"{kind} file {text!r} not found (looked from {os.getcwd()}); check the path, "
-                             f"or give '-' to read standard input")
+        elif not _exists(text, literal):
+            read_as = (" (read literally: no file has that very name; without --literal / literal=True a "
+                       "glob is expanded)" if literal and _GLOB_CHARACTERS.search(text) else "")
+            raise InputError(f"{kind} file {text!r} not found (looked from {os.getcwd()}){read_as}; check the "
+                             f"path, or give '-' to read standard input")
         if os.path.isfile(text) and os.path.getsize(text) == 0:
             raise InputError(f"{kind} file {shown} is empty: there is nothing to evaluate")
         chosen = fmt or detect_format(text, kind, shown=shown)
         try:
-            read = _read_file(con, _literal(text), chosen, kind, shown)
+            read = _read_file(con, text if is_glob(text, literal) else _literal(text), chosen, kind, shown)
             read.relation.columns  # noqa: B018 - binding reads the file's schema, surfacing corrupt files here
         except duckdb.Error as error:
             raise InputError(f"cannot read {kind} file {shown} as {chosen}: {_first(error)}; "
@@ -705,15 +716,16 @@ def _first(error: Exception) -> str:
 
 def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: str | None = None,
                columns: dict[str, str | None] | None = None, label_map: dict[Any, float] | None = None,
-               extra: list[str] | None = None) -> Source:
+               extra: list[str] | None = None, literal: bool | None = None) -> Source:
     """Create a view over `source` with the standard columns of `kind` (run, qrels or log), plus
-    the `extra` columns (segments) as they are."""
+    the `extra` columns (segments) as they are. `literal`: how a path with glob characters is read
+    (is_glob)."""
     bad_grade = next((value for value, grade in (label_map or {}).items()
                       if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade)), None)
     if bad_grade is not None:
         raise OptionError(f"label_map= must give each label a finite number as its grade; got "
                           f"{bad_grade}={label_map[bad_grade]!r}")
-    read = _relation(con, source, kind, fmt)
+    read = _relation(con, source, kind, fmt, literal)
     relation, label = read.relation, read.label
     available = dict(zip(relation.columns, (str(t) for t in relation.types)))
     mapping = {std: (columns or {}).get(std) or std for std in STANDARD_COLUMNS[kind]}
@@ -729,7 +741,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
         column_type = available[given]
         expression = quote_identifier(given)
         if std == "label" and label_map:
-            cases = " ".join(f"WHEN {literal(value)} THEN {float(grade)!r}" for value, grade in label_map.items())
+            cases = " ".join(f"WHEN {sql_text(value)} THEN {float(grade)!r}" for value, grade in label_map.items())
             expression = f"CASE {expression} {cases} ELSE 0.0 END"
         elif std in ("score", "relevance", "label"):
             if not column_type.upper().startswith(_NUMERIC):
@@ -792,7 +804,7 @@ def _check_trec_writable(con: duckdb.DuckDBPyConnection, relation: str, kind: st
 
 def write_table(con: duckdb.DuckDBPyConnection, view: str, path: str, fmt: str) -> None:
     """Write a standard-column view to `path` in `fmt` (TREC text in trec_eval's layouts)."""
-    target = literal(path)
+    target = sql_text(path)
     relation = quote_identifier(view)
     if fmt == "parquet":
         con.execute(f"COPY (SELECT * FROM {relation}) TO {target} (FORMAT parquet)").fetchall()

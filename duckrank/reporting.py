@@ -250,7 +250,8 @@ def _deepest(con: duckdb.DuckDBPyConnection, runs: Any, options: dict[str, Any])
                "score": options.get("score_col")}
     deepest = 0
     for run in run_list:
-        source = read_table(con, run, "run", fmt=options.get("run_format"), columns=columns)
+        source = read_table(con, run, "run", fmt=options.get("run_format"), columns=columns,
+                            literal=options.get("literal"))
         keys = "run_id, query_id" if source.has_run_id else "query_id"
         found = con.execute(f"SELECT max(n) FROM (SELECT count(*) AS n FROM {source.view} GROUP BY {keys})"
                             ).fetchall()[0][0]
@@ -265,7 +266,8 @@ def _shape(con: duckdb.DuckDBPyConnection, qrels: Any, values: str, runs: list[s
     rel_level = options.get("rel_level", CONVENTIONS["rel_level"].param.default)
     columns = {"query_id": options.get("query_col"), "doc_id": options.get("doc_col"),
                "relevance": options.get("relevance_col")}
-    qrels_view = read_table(con, qrels, "qrels", fmt=options.get("qrels_format"), columns=columns).view
+    qrels_view = read_table(con, qrels, "qrels", fmt=options.get("qrels_format"), columns=columns,
+                            literal=options.get("literal")).view
     queries, judged, relevant = con.execute(
         f"SELECT count(DISTINCT query_id), count(*), count(*) FILTER (WHERE relevance >= $level) "
         f"FROM {qrels_view}", {"level": rel_level}).fetchall()[0]

@@ -146,6 +146,26 @@ def test_a_path_that_exists_is_read_literally_and_a_glob_only_when_none_does(inp
     assert map_of(qrels, inputs / "run[1].parquet") == map_of(qrels, inputs / "run1.parquet")
 
 
+def test_literal_and_glob_force_either_reading(inputs, tmp_path):
+    shutil.copy(inputs / "run_b.parquet", inputs / "run[1].parquet")
+    shutil.copy(inputs / "run.parquet", inputs / "run1.parquet")
+    qrels, odd = str(inputs / "qrels.parquet"), str(inputs / "run[1].parquet")
+    b, one = map_of(inputs / "qrels.parquet", inputs / "run_b.parquet"), map_of(inputs / "qrels.parquet", inputs / "run1.parquet")
+    assert duckrank.evaluate(qrels, odd, ["map"], literal=True)["map"] == b
+    assert duckrank.evaluate(qrels, odd, ["map"], literal=False)["map"] == one  # the glob matches run1 only
+    for flag, expected in (("--literal", b), ("--glob", one)):
+        result = run("eval", qrels, odd, "-m", "map", flag, "-f", "csv")
+        assert result.exit_code == 0, result.output
+        assert float(result.stdout.splitlines()[1].split(",")[-1]) == pytest.approx(expected, abs=1e-12)
+    # -o compares with every file the forced glob reads
+    result = run("eval", qrels, odd, "-m", "map", "--glob", "-o", inputs / "run1.parquet")
+    assert result.exit_code == 2 and "is also an input" in first_error(result)
+    # --literal never expands: a name no file has is not found, saying why
+    result = run("eval", qrels, str(inputs / "run?.parquet"), "-m", "map", "--literal")
+    assert result.exit_code == 1 and "read literally" in first_error(result)
+    assert (inputs / "run1.parquet").read_bytes() == (DATA / "run.parquet").read_bytes()
+
+
 def test_a_fifo_input_is_read_once_whole(inputs):
     """`duckrank eval qrels <(zcat run.gz)`: telling the format reads the head, which must not be lost."""
     run_text = inputs / "run.txt"

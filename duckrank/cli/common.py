@@ -295,7 +295,12 @@ def read_conventions(problems: Problems, values: dict[str, Any]) -> dict[str, An
 
 
 def column_options(function: Callable) -> Callable:
-    """--query-col, --doc-col, --score-col, --relevance-col: the same on every command that reads."""
+    """--query-col, --doc-col, --score-col, --relevance-col and --literal/--glob: how every command
+    that reads finds its inputs' columns and files."""
+    function = click.option("--literal/--glob", "literal", default=None,
+                            help="Read every input path as that very file (--literal) or expand every path "
+                                 "with * ? [ as a glob (--glob). Default: a path that exists is that file, "
+                                 "a glob is expanded only when no file has its name.")(function)
     for option, default, what in reversed([("--query-col", "query_id", "the query id"),
                                            ("--doc-col", "doc_id", "the document id"),
                                            ("--score-col", "score", "the run's score"),
@@ -356,7 +361,8 @@ def pick_format(problems: Problems, fmt: str | None, path: str | None, allowed: 
     return "table" if "table" in allowed else allowed[0]
 
 
-def check_output(problems: Problems, fmt: str, path: str | None, inputs: list[str]) -> None:
+def check_output(problems: Problems, fmt: str, path: str | None, inputs: list[str],
+                 literal: bool | None = None) -> None:
     if path in (None, "-"):
         if fmt == "parquet" and sys.stdout.isatty():
             problems.add("parquet is binary and stdout is a terminal; write it to a file with -o FILE")
@@ -366,7 +372,8 @@ def check_output(problems: Problems, fmt: str, path: str | None, inputs: list[st
     from duckrank.inputs import files_of
 
     for source in inputs:
-        read = next((file for file in files_of(source) if output.same_file(path, file)), None) if source else None
+        read = (next((file for file in files_of(source, literal) if output.same_file(path, file)), None)
+                if source else None)
         if read is not None:
             also = "" if output.same_file(read, source) else f", which reads {read}"
             problems.add(f"-o {path} is also an input ({source}{also}); choose another output path so the "

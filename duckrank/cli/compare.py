@@ -77,7 +77,7 @@ TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"
 @engine_options
 @handle_errors
 def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, seed, confidence, alpha, correction,
-                    test, segments, conventions, query_col, doc_col, score_col, relevance_col, run_format,
+                    test, segments, conventions, query_col, doc_col, score_col, relevance_col, literal, run_format,
                     qrels_format, fmt, output_path, quiet, threads, memory_limit, temp_dir):
     """Compare runs against a baseline: mean, difference, bootstrap CIs, paired t-test and
     randomization test (Holm or BH adjusted), wins/ties/losses and effect size per measure.
@@ -111,7 +111,7 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
 
     spellings = read_measures(problems, measures)
     fmt = pick_format(problems, fmt, output_path, FORMATS)
-    check_output(problems, fmt, output_path, [qrels, *runs])
+    check_output(problems, fmt, output_path, [qrels, *runs], literal)
     problems.raise_if_any()
 
     from duckrank._library import connect
@@ -121,6 +121,7 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
     options.update({key: value for key, value in {
         "run_format": facade_format(run_fmt, "run"), "qrels_format": facade_format(qrels_fmt, "qrels"),
         "query_col": query_col, "doc_col": doc_col, "score_col": score_col, "relevance_col": relevance_col,
+        "literal": literal,
     }.items() if value is not None})
     con = connect()
     try:

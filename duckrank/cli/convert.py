@@ -43,7 +43,7 @@ KINDS = ("run", "qrels")
 @engine_options
 @handle_errors
 def convert_command(source, target, kind, from_format, to_format, query_col, doc_col, score_col,
-                    relevance_col, quiet, threads, memory_limit, temp_dir):
+                    relevance_col, literal, quiet, threads, memory_limit, temp_dir):
     """Convert a run or qrels between TREC text, CSV, TSV, JSONL and Parquet.
 
     \b
@@ -59,7 +59,7 @@ def convert_command(source, target, kind, from_format, to_format, query_col, doc
     if target == "-":
         problems.add("OUT must be a file path")
     else:
-        check_output(problems, "convert", target, [source])
+        check_output(problems, "convert", target, [source], literal)
     engine = check_engine(problems, threads, memory_limit, temp_dir)
     problems.raise_if_any()
 
@@ -79,7 +79,7 @@ def convert_command(source, target, kind, from_format, to_format, query_col, doc
         private_settings(con)
         configure(con, **engine)
         with Progress(con, "converting", progress_enabled(quiet)):
-            table = _read_input(inputs, con, source, kind, from_fmt, columns)
+            table = _read_input(inputs, con, source, kind, from_fmt, columns, literal)
             with output.atomic_path(target) as tmp:
                 inputs.write_table(con, table.view, tmp, facade_format(to_fmt, _table_kind(table)))
     finally:
@@ -90,7 +90,8 @@ def _table_kind(source) -> str:
     return "run" if "score" in source.columns else "qrels"
 
 
-def _read_input(inputs, con, source: str, kind: str | None, fmt: str | None, columns: dict):
+def _read_input(inputs, con, source: str, kind: str | None, fmt: str | None, columns: dict,
+                literal: bool | None):
     """read_table for IN; without --kind, a TREC file's shape or the columns decide run or qrels."""
     from duckrank.errors import InputError
 
@@ -106,12 +107,15 @@ def _read_input(inputs, con, source: str, kind: str | None, fmt: str | None, col
         elif "relevance" in columns:
             kind = "qrels"
     if kind is not None:
-        return inputs.read_table(con, source, kind, fmt=facade_format(fmt, kind), columns=columns or None)
+        return inputs.read_table(con, source, kind, fmt=facade_format(fmt, kind), columns=columns or None,
+                                 literal=literal)
     try:
-        return inputs.read_table(con, source, "qrels", fmt=facade_format(fmt, "qrels"), columns=columns or None)
+        return inputs.read_table(con, source, "qrels", fmt=facade_format(fmt, "qrels"), columns=columns or None,
+                                 literal=literal)
     except InputError as qrels_error:
         try:
-            return inputs.read_table(con, source, "run", fmt=facade_format(fmt, "run"), columns=columns or None)
+            return inputs.read_table(con, source, "run", fmt=facade_format(fmt, "run"), columns=columns or None,
+                                     literal=literal)
         except InputError as run_error:
             if "no column" not in str(run_error) or "no column" not in str(qrels_error):
                 raise

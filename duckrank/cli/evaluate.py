@@ -68,7 +68,7 @@ from duckrank.cli.common import (
                    "same numbers, on Parquet files or folders.")
 @handle_errors
 def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conventions, query_col, doc_col, score_col,
-                 relevance_col, log, label, label_map, segments, run_format, qrels_format, fmt, output_path, quiet,
+                 relevance_col, literal, log, label, label_map, segments, run_format, qrels_format, fmt, output_path, quiet,
                  threads, memory_limit, temp_dir, engine_name):
     """Score one or more runs against QRELS (trec_eval's argument order).
 
@@ -142,7 +142,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     if segments and fmt == "trec":
         problems.add("--format trec has no column for --by segments; use table, tsv, csv, json, jsonl or parquet")
     inputs = [log] if log is not None else [qrels, *runs]
-    check_output(problems, fmt, output_path, [source for source in inputs if source])
+    check_output(problems, fmt, output_path, [source for source in inputs if source], literal)
     engine = check_engine(problems, threads, memory_limit, temp_dir)
     if engine_name == "spark":
         from duckrank.spark import cli_problems
@@ -173,7 +173,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     )
     kwargs: dict[str, Any] = dict(
         log=log, label=label, label_map=grades, by=list(segments) or None, query_col=query_col, doc_col=doc_col,
-        score_col=score_col, relevance_col=relevance_col, **input_formats, **engine, **conventions,
+        score_col=score_col, relevance_col=relevance_col, literal=literal, **input_formats, **engine, **conventions,
     )
     kwargs = {key: value for key, value in kwargs.items() if value is not None}
     try:

@@ -58,7 +58,7 @@ def plot_command(kind, qrels, runs, output_path, fmt, request):
         Path(output_path).suffix.lower().lstrip(".") or None)
     if figure_format not in FIGURE_FORMATS and not fmt:
         problems.add(f"-o {output_path}: the extension must be .svg, .png or .pdf (or give --format)")
-    check_output(problems, "figure", output_path, [qrels, *runs])
+    check_output(problems, "figure", output_path, [qrels, *runs], request["literal"])
     if output_path == "-":
         problems.add("-o must name a file (.svg, .png or .pdf)")
     check_writable(problems, output_path)

@@ -54,7 +54,7 @@ def report_options(function: Callable) -> Callable:
     @functools.wraps(function)
     def command(*args, **kwargs):
         names = ("measures", "baseline", "segments", "permutations", "bootstrap", "seed", "confidence", "alpha",
-                 "correction", "test", "conventions", "query_col", "doc_col", "score_col", "relevance_col",
+                 "correction", "test", "conventions", "query_col", "doc_col", "score_col", "relevance_col", "literal",
                  "run_format", "qrels_format", "threads", "memory_limit", "temp_dir")
         return function(*args, request={name: kwargs.pop(name) for name in names}, **kwargs)
 
@@ -110,6 +110,7 @@ def read_request(problems: Problems, request: dict[str, Any], inputs: list[str])
         "run_format": facade_format(run_fmt, "run"), "qrels_format": facade_format(qrels_fmt, "qrels"),
         "query_col": request["query_col"], "doc_col": request["doc_col"], "score_col": request["score_col"],
         "relevance_col": request["relevance_col"], "baseline": request["baseline"], "by": request["segments"],
+        "literal": request["literal"],
     }.items() if value is not None})
     return spellings, options
 
@@ -158,7 +159,7 @@ def report_command(qrels, runs, output_path, request, quiet):
     require_plot_extra()
     problems = Problems()
     spellings, options = read_request(problems, request, [qrels, *runs])
-    check_output(problems, "html", output_path, [qrels, *runs])
+    check_output(problems, "html", output_path, [qrels, *runs], request["literal"])
     check_writable(problems, output_path)
     problems.raise_if_any()
 
