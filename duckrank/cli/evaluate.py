@@ -278,6 +278,7 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
     if fmt == "trec" and trec_num_rel is not None:  # read before the rows' cursor holds the connection
         num_rel_totals = dict(results.summary.filter(f"measure = {literal(trec_num_rel.spelling)}")
                               .select("run, value").fetchall())
+
     def rows() -> Iterator[tuple]:
         """The rows from a cursor of their own, a batch at a time: no output is held in memory."""
         cursor = con.execute(sql, params)
@@ -309,9 +310,9 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
             lines = _Lines(lambda: _human_lines(shown_rows(), several, segments, per_query, integer_metrics,
                                                 run_names))
             value_columns = run_names if several else ["value"]
-            columns = [*segments, *(["query_id"] if per_query else []), "metric", *value_columns]
-            align = ["l"] * (len(columns) - len(value_columns)) + ["r"] * len(value_columns)
-            output.write_human(fmt, columns, lines, stream, align)
+            headers = [*segments, *(["query_id"] if per_query else []), "metric", *value_columns]
+            align = ["l"] * (len(headers) - len(value_columns)) + ["r"] * len(value_columns)
+            output.write_human(fmt, headers, lines, stream, align)
 
 
 def _with_trec_num_rel(rows, measure, totals: dict[str, float], several: bool,
