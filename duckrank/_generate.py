@@ -97,9 +97,7 @@ def _value(measure_name: str) -> str:
     """A measure's per-query value in a table macro: its scalar macro with the macro's parameters,
     under the empty policy (a text measure's value is text)."""
     aggregate = METRICS[measure_name].aggregate.format(**{name: name for name in OPTIONS})
-    if METRICS[measure_name].value == "text":
-        return f"duckrank.empty_policy_text({aggregate}, q.num_rel, empty)"
-    return f"CAST(duckrank.empty_policy({aggregate}, q.num_rel, empty) AS DOUBLE)"
+    return METRICS[measure_name].per_query_value(aggregate, "q.num_rel", "empty")
 
 
 def _table_macro(name: str, doc: str, measures: list[str], columns: list[tuple[str, str]]) -> str:

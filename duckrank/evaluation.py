@@ -281,10 +281,12 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
 
 
 def _value_columns(column: str, measure: Measure, empty: str) -> str:
-    """A measure's per-query value and text columns, under the empty policy."""
+    """A measure's per-query value and text columns, under the empty policy: a text measure fills
+    text, the others value."""
+    value = measure.metric.per_query_value(column, "num_rel", empty)
     if measure.metric.value == "text":
-        return f"CAST(NULL AS DOUBLE) AS value, duckrank.empty_policy_text({column}, num_rel, {empty}) AS text"
-    return f"CAST(duckrank.empty_policy({column}, num_rel, {empty}) AS DOUBLE) AS value, CAST(NULL AS VARCHAR) AS text"
+        return f"CAST(NULL AS DOUBLE) AS value, {value} AS text"
+    return f"{value} AS value, CAST(NULL AS VARCHAR) AS text"
 
 
 def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],

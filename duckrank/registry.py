@@ -234,6 +234,13 @@ class Metric:
     def defaults(self) -> dict[str, Any]:
         return {name: OPTIONS[name].default for name in self.options}
 
+    def per_query_value(self, expression: str, num_rel: str, empty: str) -> str:
+        """SQL of the per-query value `expression` under the empty policy `empty` (a query with
+        `num_rel` relevant docs): a DOUBLE, or text for a text measure."""
+        if self.value == "text":
+            return f"duckrank.empty_policy_text({expression}, {num_rel}, {empty})"
+        return f"CAST(duckrank.empty_policy({expression}, {num_rel}, {empty}) AS DOUBLE)"
+
     def spellings(self) -> list[Spelling]:
         return [*self.trec_eval, *self.ir_measures, *self.ranx, *self.aliases]
 
