@@ -1,6 +1,6 @@
 SELECT m.measure, s.value FROM (SELECT measure_index, CASE measure_index WHEN 0 THEN avg(value) WHEN 1 THEN avg(value) WHEN 2 THEN avg(value) END AS value FROM (SELECT query_id, measure_index, value FROM (
   SELECT query_id, stack(3, 0, CAST(m0 AS DOUBLE), 1, CAST(m1 AS DOUBLE), 2, CAST(m2 AS DOUBLE)) AS (measure_index, value) FROM (
-    SELECT q.query_id, CASE WHEN COALESCE(AGGREGATE(FILTER(TRANSFORM(q.ideal, b -> CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(FILTER(TRANSFORM(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), i -> CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) END END), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) = 0 OR COALESCE(AGGREGATE(FILTER(TRANSFORM(q.ideal, b -> CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(FILTER(TRANSFORM(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), i -> CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) END END), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(FILTER(TRANSFORM(FILTER(q.docs, d -> COALESCE(10, d.rank) >= d.rank), d -> d.tied_gain / LOG(2, d.rank + 1)), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) AS DOUBLE) / COALESCE(AGGREGATE(FILTER(TRANSFORM(q.ideal, b -> CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(FILTER(TRANSFORM(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), i -> CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) END END), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) END AS m0, CASE WHEN q.tie_rule = 'average' THEN RAISE_ERROR('duckrank: ties := \'average\' is defined for metrics linear in the ranking (P, recall, F, R-prec, CG, DCG, nDCG, binary RBP: graded := false); average precision is not: use ties := \'trec\', \'pessimistic\' or \'optimistic\'') ELSE CASE WHEN (q.num_rel) = 0 OR (q.num_rel) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(FILTER(TRANSFORM(TRANSFORM(FILTER(q.docs, d -> COALESCE(NULL, d.rank) >= d.rank AND d.rel > 0), d -> d.rank), (r, j) -> (j + 1) / r), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) AS DOUBLE) / (q.num_rel) END END AS m1, CASE WHEN COALESCE(5, q.num_ret) = 0 OR COALESCE(5, q.num_ret) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(FILTER(TRANSFORM(FILTER(q.docs, d -> COALESCE(5, d.rank) >= d.rank), d -> d.tied_rel), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) AS DOUBLE) / COALESCE(5, q.num_ret) END AS m2
+    SELECT q.query_id, CASE WHEN COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) = 0 OR COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(q.docs, CAST(NULL AS DOUBLE), (duckrank_sum, d) -> CASE WHEN COALESCE(10, d.rank) >= d.rank THEN COALESCE(COALESCE(duckrank_sum, 0) + (d.tied_gain / LOG(2, d.rank + 1)), duckrank_sum) ELSE duckrank_sum END), CAST(0.0 AS DOUBLE)) AS DOUBLE) / COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) END AS m0, CASE WHEN q.tie_rule = 'average' THEN RAISE_ERROR('duckrank: ties := \'average\' is defined for metrics linear in the ranking (P, recall, F, R-prec, CG, DCG, nDCG, binary RBP: graded := false); average precision is not: use ties := \'trec\', \'pessimistic\' or \'optimistic\'') ELSE CASE WHEN (q.num_rel) = 0 OR (q.num_rel) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(FILTER(TRANSFORM(TRANSFORM(FILTER(q.docs, d -> COALESCE(NULL, d.rank) >= d.rank AND d.rel > 0), d -> d.rank), (r, j) -> (j + 1) / r), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) AS DOUBLE) / (q.num_rel) END END AS m1, CASE WHEN COALESCE(5, q.num_ret) = 0 OR COALESCE(5, q.num_ret) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(q.docs, CAST(NULL AS DOUBLE), (duckrank_sum, d) -> CASE WHEN COALESCE(5, d.rank) >= d.rank THEN COALESCE(COALESCE(duckrank_sum, 0) + d.tied_rel, duckrank_sum) ELSE duckrank_sum END), CAST(0.0 AS DOUBLE)) AS DOUBLE) / COALESCE(5, q.num_ret) END AS m2
     FROM (
 WITH run_rows AS (
   SELECT
@@ -32,42 +32,54 @@ WITH run_rows AS (
   FROM qrels
 ), qrels_checks /* The qrels checked per query in one pass: how many judgments repeat a doc (counted by 64-bit */ /* hashes of the doc ids, far cheaper than grouping every (query, doc) pair), and the first bad rows. */ AS (
   SELECT
-    query_id,
-    COUNT(*) - SIZE(ARRAY_DISTINCT(FILTER(COLLECT_LIST(XXHASH64(doc_id)), x -> NOT x IS NULL))) AS repeats,
-    (
-      ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
-        query_id IS NULL OR doc_id IS NULL)
-    ) AS null_id,
-    (
-      ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
-        grade IS NULL
-        OR NOT (
-          NOT ISNAN(grade) AND ABS(grade) <> CAST('Infinity' AS DOUBLE)
-        ))
-    ) AS bad_grade
-  FROM qrels_rows
-  GROUP BY
-    query_id
+    *
+  FROM (
+    SELECT
+      query_id,
+      COUNT(*) - SIZE(ARRAY_DISTINCT(FILTER(COLLECT_LIST(XXHASH64(doc_id)), x -> NOT x IS NULL))) AS repeats,
+      (
+        ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
+          query_id IS NULL OR doc_id IS NULL)
+      ) AS null_id,
+      (
+        ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
+          grade IS NULL
+          OR NOT (
+            NOT ISNAN(grade) AND ABS(grade) <> CAST('Infinity' AS DOUBLE)
+          ))
+      ) AS bad_grade
+    FROM qrels_rows
+    GROUP BY
+      query_id
+  ) AS once
+  WHERE
+    RAND() >= 0
 ), qrels_repeated /* The pairs judged more than once, with their highest and lowest grade: looked for only in the */ /* queries whose hashes repeat (a hash collision is never a duplicate). */ AS (
   SELECT
-    query_id,
-    doc_id,
-    MAX(grade) AS grade,
-    MIN(grade) AS min_grade
-  FROM qrels_rows
+    *
+  FROM (
+    SELECT
+      query_id,
+      doc_id,
+      MAX(grade) AS grade,
+      MIN(grade) AS min_grade
+    FROM qrels_rows
+    WHERE
+      query_id IN (
+        SELECT
+          query_id
+        FROM qrels_checks
+        WHERE
+          NOT query_id IS NULL AND repeats > 0
+      )
+    GROUP BY
+      query_id,
+      doc_id
+    HAVING
+      COUNT(*) > 1
+  ) AS once
   WHERE
-    query_id IN (
-      SELECT
-        query_id
-      FROM qrels_checks
-      WHERE
-        NOT query_id IS NULL AND repeats > 0
-    )
-  GROUP BY
-    query_id,
-    doc_id
-  HAVING
-    COUNT(*) > 1
+    RAND() >= 0
 ), qrels_docs /* One row per judged (query, doc), with its highest grade (the same judgment twice is no conflict). */ AS (
   SELECT
     query_id,
@@ -97,16 +109,22 @@ WITH run_rows AS (
     doc_id
 ), imputation /* unjudged := mean|median: each query's mean / median judged grade, given to its unjudged docs. */ /* Empty under the other policies. */ AS (
   SELECT
-    query_id,
-    PERCENTILE(grade, CAST(0.5 AS DOUBLE)) FILTER(WHERE
-      grade >= 0) AS grade
-  FROM qrels_docs
+    *
+  FROM (
+    SELECT
+      query_id,
+      PERCENTILE(grade, CAST(0.5 AS DOUBLE)) FILTER(WHERE
+        grade >= 0) AS grade
+    FROM qrels_docs
+    WHERE
+      FALSE
+    GROUP BY
+      query_id
+  ) AS once
   WHERE
-    FALSE
-  GROUP BY
-    query_id
+    RAND() >= 0
 ), graded /* Every retrieved doc with its judgment (NULL when unjudged) and its query's imputed grade. */ /* unjudged := 'skip' (trec_eval -J) keeps the judged docs only (a negative grade is "pooled but */ /* unjudged"); the query stays, scoring 0 if nothing is left. With max_rank as well, trec_eval cuts */ /* the ranking first and drops the unjudged docs from what is left, so then every doc is kept until */ /* the cut (cut_docs below). */ AS (
-  SELECT
+  SELECT /*+ SHUFFLE_HASH(q) */
     r.query_id,
     r.doc_id,
     r.score,
@@ -122,33 +140,39 @@ WITH run_rows AS (
     ON i.query_id = r.query_id
 ), sorted_trec /* Each query's docs as one list sorted by the tie rule, as {score, doc_id, judged_grade}. The sort */ /* key is as narrow as the rule allows (every extra field slows the sort), so each rule has its own */ /* branch and the planner keeps only the branch of the rule asked for. `tied` holds the tie groups' */ /* means in the same order under ties := 'average' (else NULL). */ AS (
   SELECT
-    query_id,
-    ANY_VALUE(imputed_grade, TRUE) AS imputed_grade,
-    COALESCE(
-      SORT_ARRAY(
-        COLLECT_LIST(
-          STRUCT(score AS score, CAST(doc_id AS STRING) AS doc_id, judged_grade AS judged_grade)
-        ) FILTER(WHERE
-          kept),
-        FALSE
-      ),
-      ARRAY()
-    ) AS sorted,
-    CAST(NULL AS ARRAY<STRUCT<rel: DOUBLE, gain: DOUBLE>>) AS tied,
-    STRUCT(
-      COUNT(*) FILTER(WHERE
-        doc_id IS NULL) AS null_docs,
-      (
-        ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
-          score IS NULL
-          OR NOT (
-            NOT ISNAN(score) AND ABS(score) <> CAST('Infinity' AS DOUBLE)
-          ))
-      ) AS bad_score
-    ) AS checks
-  FROM graded
-  GROUP BY
-    query_id
+    *
+  FROM (
+    SELECT
+      query_id,
+      ANY_VALUE(imputed_grade, TRUE) AS imputed_grade,
+      COALESCE(
+        SORT_ARRAY(
+          COLLECT_LIST(
+            STRUCT(score AS score, CAST(doc_id AS STRING) AS doc_id, judged_grade AS judged_grade)
+          ) FILTER(WHERE
+            kept),
+          FALSE
+        ),
+        ARRAY()
+      ) AS sorted,
+      CAST(NULL AS ARRAY<STRUCT<rel: DOUBLE, gain: DOUBLE>>) AS tied,
+      STRUCT(
+        COUNT(*) FILTER(WHERE
+          doc_id IS NULL) AS null_docs,
+        (
+          ANY_VALUE(STRUCT(query_id AS query_id, doc_id AS doc_id), TRUE) FILTER(WHERE
+            score IS NULL
+            OR NOT (
+              NOT ISNAN(score) AND ABS(score) <> CAST('Infinity' AS DOUBLE)
+            ))
+        ) AS bad_score
+      ) AS checks
+    FROM graded
+    GROUP BY
+      query_id
+  ) AS once
+  WHERE
+    RAND() >= 0
 ), sorted_docs AS (
   SELECT
     *
@@ -163,13 +187,19 @@ WITH run_rows AS (
   FROM sorted_docs
 ), qrels_blocks /* The judgments counted per (query, grade). */ AS (
   SELECT
-    query_id,
-    grade,
-    COUNT(*) AS docs
-  FROM qrels_docs
-  GROUP BY
-    query_id,
-    grade
+    *
+  FROM (
+    SELECT
+      query_id,
+      grade,
+      COUNT(*) AS docs
+    FROM qrels_docs
+    GROUP BY
+      query_id,
+      grade
+  ) AS once
+  WHERE
+    RAND() >= 0
 ), top_grade /* ERR's default g_max: the largest grade in the qrels, at least 0 (qrels with only negative grades */ /* would otherwise give negative stopping probabilities). Imputed grades lie within the judged ones. */ AS (
   SELECT
     COALESCE(CAST(NULL AS DOUBLE), GREATEST(MAX(grade), 0)) AS stop_scale
@@ -357,14 +387,11 @@ WITH run_rows AS (
         (b, i) -> STRUCT(
           1 + COALESCE(
             AGGREGATE(
-              FILTER(
-                TRANSFORM(SLICE(blocks, 1, GREATEST((
-                  i + 1
-                ) - 1 - 1 + 1, 0)), p -> p.docs),
-                x -> NOT x IS NULL
-              ),
+              SLICE(blocks, 1, GREATEST((
+                i + 1
+              ) - 1 - 1 + 1, 0)),
               CAST(NULL AS DOUBLE),
-              (acc, x) -> COALESCE(acc, 0) + x
+              (duckrank_sum, p) -> COALESCE(COALESCE(duckrank_sum, 0) + p.docs, duckrank_sum)
             ),
             0
           ) AS first_rank,
@@ -378,30 +405,29 @@ WITH run_rows AS (
         b.gain AS gain,
         COALESCE(
           AGGREGATE(
-            FILTER(
-              TRANSFORM(
-                IF(
-                  (
-                    CAST((
-                      b.first_rank + b.docs - 1
-                    ) AS BIGINT) + 1 - 1
-                  ) < CAST(b.first_rank AS BIGINT),
-                  ARRAY(),
-                  SEQUENCE(
-                    CAST(b.first_rank AS BIGINT),
-                    (
-                      CAST((
-                        b.first_rank + b.docs - 1
-                      ) AS BIGINT) + 1 - 1
-                    )
-                  )
-                ),
-                i -> CAST(1.0 AS DOUBLE) / LOG(2, i + 1)
-              ),
-              x -> NOT x IS NULL
+            IF(
+              (
+                CAST((
+                  b.first_rank + b.docs - 1
+                ) AS BIGINT) + 1 - 1
+              ) < CAST(b.first_rank AS BIGINT),
+              ARRAY(),
+              SEQUENCE(
+                CAST(b.first_rank AS BIGINT),
+                (
+                  CAST((
+                    b.first_rank + b.docs - 1
+                  ) AS BIGINT) + 1 - 1
+                )
+              )
             ),
             CAST(NULL AS DOUBLE),
-            (acc, x) -> COALESCE(acc, 0) + x
+            (duckrank_sum, i) -> COALESCE(
+              COALESCE(duckrank_sum, 0) + (
+                CAST(1.0 AS DOUBLE) / LOG(2, i + 1)
+              ),
+              duckrank_sum
+            )
           ),
           CAST(0.0 AS DOUBLE)
         ) AS discount
