@@ -67,6 +67,8 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
     the ranking options, one ranked pass and one wide row per query, unpivoted with stack()."""
     from duckrank.registry import RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS
     try:
+        from sqlglot import exp
+
         from duckrank.spark import _render
     except ImportError:
         raise OptionError("rendering Spark SQL needs sqlglot: pip install 'duckrank[spark]'") from None
@@ -81,14 +83,14 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
                   "judged_only": all(parsed[i].metric.reads == "judged" for i in indexes)}
         values["gain_map"] = dict(values["gain_map"])
         values = {name: values[name] for name in RANK_QUERIES_ARGUMENTS}
-        # the first pass checks the data; the others read the same inputs
-        ranked = _render.ranked_query(qrels, run, labels[0], labels[1], values, checked=group == 0).sql(
-            "spark", pretty=pretty)
         empty = _render.spark_literal(conventions["empty"]).sql("duckdb")
-        columns = ", ".join(
-            _render.spark_sql(_render.measure_expression(
-                f"duckrank.empty_policy({parsed[i].aggregate_sql()}, q.num_rel, {empty})")) + f" AS m{i}"
-            for i in indexes)
+        expressions = [_render.measure_expression(
+            f"duckrank.empty_policy({parsed[i].aggregate_sql()}, q.num_rel, {empty})") for i in indexes]
+        read = {dot.name for expression in expressions for dot in expression.find_all(exp.Dot)}
+        # the first pass checks the data; the others read the same inputs
+        ranked = _render.narrowed_docs(_render.ranked_query(qrels, run, labels[0], labels[1], values,
+                                                            checked=group == 0), read).sql("spark", pretty=pretty)
+        columns = ", ".join(_render.spark_sql(expression) + f" AS m{i}" for i, expression in zip(indexes, expressions))
         stacked = ", ".join(f"{i}, CAST(m{i} AS DOUBLE)" for i in indexes)
         parts.append(f"SELECT query_id, measure_index, value FROM (\n"
                      f"  SELECT query_id, stack({len(indexes)}, {stacked}) AS (measure_index, value) FROM (\n"

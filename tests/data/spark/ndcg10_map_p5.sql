@@ -1,6 +1,6 @@
 SELECT m.measure, s.value FROM (SELECT measure_index, CASE measure_index WHEN 0 THEN avg(value) WHEN 1 THEN avg(value) WHEN 2 THEN avg(value) END AS value FROM (SELECT query_id, measure_index, value FROM (
   SELECT query_id, stack(3, 0, CAST(m0 AS DOUBLE), 1, CAST(m1 AS DOUBLE), 2, CAST(m2 AS DOUBLE)) AS (measure_index, value) FROM (
-    SELECT q.query_id, CASE WHEN COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) = 0 OR COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(q.docs, CAST(NULL AS DOUBLE), (duckrank_sum, d) -> CASE WHEN COALESCE(10, d.rank) >= d.rank THEN COALESCE(COALESCE(duckrank_sum, 0) + (d.tied_gain / LOG(2, d.rank + 1)), duckrank_sum) ELSE duckrank_sum END), CAST(0.0 AS DOUBLE)) AS DOUBLE) / COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) END AS m0, CASE WHEN q.tie_rule = 'average' THEN RAISE_ERROR('duckrank: ties := \'average\' is defined for metrics linear in the ranking (P, recall, F, R-prec, CG, DCG, nDCG, binary RBP: graded := false); average precision is not: use ties := \'trec\', \'pessimistic\' or \'optimistic\'') ELSE CASE WHEN (q.num_rel) = 0 OR (q.num_rel) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(FILTER(TRANSFORM(TRANSFORM(FILTER(q.docs, d -> COALESCE(NULL, d.rank) >= d.rank AND d.rel > 0), d -> d.rank), (r, j) -> (j + 1) / r), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) AS DOUBLE) / (q.num_rel) END END AS m1, CASE WHEN COALESCE(5, q.num_ret) = 0 OR COALESCE(5, q.num_ret) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(q.docs, CAST(NULL AS DOUBLE), (duckrank_sum, d) -> CASE WHEN COALESCE(5, d.rank) >= d.rank THEN COALESCE(COALESCE(duckrank_sum, 0) + d.tied_rel, duckrank_sum) ELSE duckrank_sum END), CAST(0.0 AS DOUBLE)) AS DOUBLE) / COALESCE(5, q.num_ret) END AS m2
+    SELECT q.query_id, CASE WHEN COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) = 0 OR COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(SLICE(q.docs, 1, GREATEST(10, 0)), CAST(NULL AS DOUBLE), (duckrank_sum, d) -> CASE WHEN COALESCE(10, d.rank) >= d.rank THEN COALESCE(COALESCE(duckrank_sum, 0) + (d.tied_gain / LOG(2, d.rank + 1)), duckrank_sum) ELSE duckrank_sum END), CAST(0.0 AS DOUBLE)) AS DOUBLE) / COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) END AS m0, CASE WHEN q.tie_rule = 'average' THEN RAISE_ERROR('duckrank: ties := \'average\' is defined for metrics linear in the ranking (P, recall, F, R-prec, CG, DCG, nDCG, binary RBP: graded := false); average precision is not: use ties := \'trec\', \'pessimistic\' or \'optimistic\'') ELSE CASE WHEN (q.num_rel) = 0 OR (q.num_rel) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(FILTER(TRANSFORM(TRANSFORM(FILTER(q.docs, d -> COALESCE(NULL, d.rank) >= d.rank AND d.rel > 0), d -> d.rank), (r, j) -> (j + 1) / r), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) AS DOUBLE) / (q.num_rel) END END AS m1, CASE WHEN COALESCE(5, q.num_ret) = 0 OR COALESCE(5, q.num_ret) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(SLICE(q.docs, 1, GREATEST(5, 0)), CAST(NULL AS DOUBLE), (duckrank_sum, d) -> CASE WHEN COALESCE(5, d.rank) >= d.rank THEN COALESCE(COALESCE(duckrank_sum, 0) + d.tied_rel, duckrank_sum) ELSE duckrank_sum END), CAST(0.0 AS DOUBLE)) AS DOUBLE) / COALESCE(5, q.num_ret) END AS m2
     FROM (
 WITH run_rows AS (
   SELECT
@@ -236,21 +236,13 @@ WITH run_rows AS (
         END,
         i -> STRUCT(
           i AS rank,
-          TRY_ELEMENT_AT(sorted, i).doc_id AS doc_id,
-          TRY_ELEMENT_AT(sorted, i).score AS score,
-          TRY_ELEMENT_AT(sorted, i).judged_grade AS judged_grade,
           COALESCE(TRY_ELEMENT_AT(sorted, i).judged_grade, imputed_grade) AS grade,
           TRY_ELEMENT_AT(tied, i) AS tied
         )
       ),
       d -> STRUCT(
         d.rank AS rank,
-        d.doc_id AS doc_id,
-        d.score AS score,
-        d.grade AS grade,
-        d.judged_grade AS judged_grade,
         CAST(CASE WHEN d.grade >= 1 THEN 1 ELSE 0 END AS DOUBLE) AS rel,
-        CAST(CASE WHEN d.grade < 1 AND d.grade >= 0 THEN 1 ELSE 0 END AS DOUBLE) AS nonrel,
         CASE
           WHEN d.grade IS NULL
           THEN CAST(0.0 AS DOUBLE)
@@ -284,14 +276,7 @@ WITH run_rows AS (
             )
             ELSE CAST(GREATEST(d.grade, 0) AS DOUBLE)
           END
-        ) AS tied_gain,
-        d.grade < 0 OR d.grade IS NULL AS unjudged,
-        (
-          POWER(
-            CAST(2.0 AS DOUBLE),
-            LEAST(GREATEST(COALESCE(d.grade, 0), 0), stop_scale) - stop_scale
-          ) - POWER(CAST(2.0 AS DOUBLE), -stop_scale)
-        ) AS err_stop
+        ) AS tied_gain
       )
     ) AS docs
   FROM (
