@@ -168,8 +168,8 @@ def _scalar_macro(metric) -> str:
 
 def readme_tables() -> dict[str, str]:
     """The README's measure and convention tables, from the registry."""
-    rows = ["| measure | trec_eval | ir_measures | ranx | other | definition | options (default) | scalar macro, "
-            "file | oracle |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| measure | trec_eval | ir_measures | ranx | MS Recommenders | other | definition | options (default) "
+            "| scalar macro, file | oracle |", "|---|---|---|---|---|---|---|---|---|---|"]
     for metric in METRICS.values():
         shown = metric.shown_spellings()
         name = f"`{metric.name}`" if metric.table_macro else f"{metric.name} (summary only)"
@@ -177,7 +177,7 @@ def readme_tables() -> dict[str, str]:
                    "none": " Text, per query only: no summary."}.get(metric.summary, "")
         definition = metric.doc.replace("|", "\\|") + summary
         rows.append(f"| {name} | {_code(shown['trec_eval'])} | {_code(shown['ir_measures'])} | {_code(shown['ranx'])} "
-                    f"| {_code(shown['other'])} | {definition} | {_options_cell(metric)} "
+                    f"| {_code(shown['recommenders'])} | {_code(shown['other'])} | {definition} | {_options_cell(metric)} "
                     f"| `{_scalar_macro(metric)}`, {metric.source or '—'} | {metric.oracle} |")
     conventions = ["| convention | Python / SQL | CLI | values | default |", "|---|---|---|---|---|"]
     for convention in CONVENTIONS.values():

@@ -245,8 +245,8 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
 
 def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any], judged_only: bool) -> str:
     """duckrank.rank_queries with every argument spelled out (the options were checked already)."""
-    rel_level, *ranked_options = key
-    values = {**conventions, "rel_level": rel_level, **dict(zip(RANKED_OPTIONS, ranked_options)),
+    rel_level, complete, *ranked_options = key
+    values = {**conventions, "rel_level": rel_level, "complete": complete, **dict(zip(RANKED_OPTIONS, ranked_options)),
               "judged_only": judged_only}
     values["gain_map"] = dict(values["gain_map"])
     args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not values[name] else sql_literal(values[name])
@@ -263,7 +263,7 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(measures):
         if measure.summary != "log":
-            groups.setdefault(measure.relation_key(conventions["rel_level"]), []).append(index)
+            groups.setdefault(measure.relation_key(conventions["rel_level"], conventions["complete"]), []).append(index)
     keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
     empty = sql_literal(conventions["empty"])
     ctes, selects = [], []

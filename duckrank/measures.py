@@ -25,10 +25,12 @@ from duckrank.registry import ALL_TREC, METRICS, OFFICIAL, OPTIONS, RANKED_OPTIO
 TREC_NAMES: dict[str, tuple[Metric, Spelling]] = {
     s.name: (m, s) for m in METRICS.values() for s in m.trec_eval}
 NAMES: dict[str, tuple[Metric, Spelling]] = {
-    s.name.lower(): (m, s) for m in METRICS.values() for s in (*m.ir_measures, *m.ranx, *m.aliases)}
+    s.name.lower(): (m, s) for m in METRICS.values() for s in (*m.ir_measures, *m.ranx, *m.recommenders, *m.aliases)}
 _TREC_LOWER = {name.lower(): name for name in TREC_NAMES}
-# Options every metric accepts in a measure string: the relevance level, ir_measures' `rel`.
-COMMON_OPTIONS = {"rel": "rel_level"}
+# Options every metric accepts in a measure string: the relevance level, ir_measures' `rel`, and
+# `complete` (trec_eval -c for this measure alone: Microsoft Recommenders' ndcg_at_k scores a user
+# its predictions miss as 0, its precision_at_k leaves the user out).
+COMMON_OPTIONS = {"rel": "rel_level", "complete": "complete"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Measure:
     given: tuple[tuple[str, Any], ...] = ()  # the options the spelling wrote or fixed; the rest are defaults
     rel_level: float | None = None  # a per-measure relevance level (P(rel=2)@5), else the convention
     printed_name: str = ""  # trec_eval's printed name for trec_eval spellings, else the spelling
+    complete: bool | None = None  # a per-measure complete (nDCG(complete=true)@10), else the convention
 
     @property
     def params(self) -> dict[str, Any]:
@@ -55,14 +58,17 @@ class Measure:
         convention: nDCG(gain=linear)@10 keeps linear gains whatever the convention says)."""
         if name not in self.metric.options or name in dict(self.given):
             return self
-        return Measure(self.spelling, self.metric, (*self.given, (name, value)), self.rel_level, self.printed_name)
+        return Measure(self.spelling, self.metric, (*self.given, (name, value)), self.rel_level, self.printed_name,
+                       self.complete)
 
-    def relation_key(self, rel_level: float) -> tuple:
-        """Measures with equal keys share one duckrank.ranked pass: its relevance level and the
-        measure options that change the relation (gains, ERR's top grade), defaults filled in."""
+    def relation_key(self, rel_level: float, complete: bool) -> tuple:
+        """Measures with equal keys share one duckrank.ranked pass: its relevance level, whether it
+        scores the queries the run misses, and the measure options that change the relation (gains,
+        ERR's top grade), defaults filled in."""
         params = {name: OPTIONS[name].default for name in RANKED_OPTIONS} | {
             name: value for name, value in self.params.items() if name in RANKED_OPTIONS}
         return (self.rel_level if self.rel_level is not None else rel_level,
+                self.complete if self.complete is not None else complete,
                 *(tuple(sorted(value.items())) if isinstance(value, dict) else value
                   for value in (params[name] for name in RANKED_OPTIONS)))
 
@@ -107,9 +113,13 @@ def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], gi
     """A Measure from what a spelling fixes and writes; each option's type is checked here, its
     value by the SQL library's generated checks (duckrank.option_problems), which word the message."""
     options: dict[str, Any] = {}
-    rel_level = None
+    rel_level = complete = None
     for name, value in {**dict(fixed), **given}.items():
-        if name in COMMON_OPTIONS:
+        if name == "complete":
+            if not isinstance(value, bool):
+                raise MeasureError(f"measure {spelling!r}: complete must be true or false, got {value!r}")
+            complete = value
+        elif name in COMMON_OPTIONS:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise MeasureError(f"measure {spelling!r}: rel must be a number, got {value!r}")
             rel_level = value
@@ -126,7 +136,7 @@ def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], gi
     k = options.get("k")
     if k is not None and k < 1:
         raise MeasureError(f"measure {spelling!r}: the cutoff must be a positive integer, got {k!r}")
-    return Measure(spelling, metric, tuple(options.items()), rel_level, printed_name or spelling)
+    return Measure(spelling, metric, tuple(options.items()), rel_level, printed_name or spelling, complete)
 
 
 _DUCK_PATTERN = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:\((?P<options>[^)]*)\))?(?:@(?P<cutoff>[^@]+))?$")

@@ -95,8 +95,10 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
           valid="mult > 0", must="be positive"),
     Param("recall", "number", 0.0, "the recall level", valid="recall >= 0 AND recall <= 1",
           must="be between 0 and 1"),
-    Param("gain", "text", "linear", "gain of a grade: linear (negatives 0), exp (2^g - 1), raw (negatives count)",
-          choices=("linear", "exp", "raw"), must="be one of linear, exp, raw (or pass gain_map)", relation=True),
+    Param("gain", "text", "linear", "gain of a grade: linear (negatives 0), exp (2^g - 1), raw (negatives count), "
+          "binary (1 if relevant: grade >= the relevance level, else 0)",
+          choices=("linear", "exp", "raw", "binary"), must="be one of linear, exp, raw, binary (or pass gain_map)",
+          relation=True),
     Param("gain_map", "gain_map", {}, "gains of listed grades, e.g. {1: 3, 2: 9} (trec_eval ndcg.1=3,2=9)",
           valid="gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), "
                 "lambda v: isfinite(v))), true)", must="be a MAP of grade to finite gain", relation=True),
@@ -214,6 +216,7 @@ class Metric:
     trec_eval: tuple[Spelling, ...] = ()
     ir_measures: tuple[Spelling, ...] = ()
     ranx: tuple[Spelling, ...] = ()
+    recommenders: tuple[Spelling, ...] = ()  # Microsoft Recommenders' python_evaluation, with its semantics
     aliases: tuple[Spelling, ...] = ()
     oracle: str = ""  # the independent implementation its tests compare with (tests/oracles.py)
     table_macro: bool = True  # whether duckrank.<name>(qrels, run, ...) is generated
@@ -242,7 +245,7 @@ class Metric:
         return f"CAST(duckrank.empty_policy({expression}, {num_rel}, {empty}) AS DOUBLE)"
 
     def spellings(self) -> list[Spelling]:
-        return [*self.trec_eval, *self.ir_measures, *self.ranx, *self.aliases]
+        return [*self.trec_eval, *self.ir_measures, *self.ranx, *self.recommenders, *self.aliases]
 
     def shown_spellings(self) -> dict[str, list[str]]:
         """Each family's spellings as a user writes them: trec_eval's with their .N parameter
@@ -252,10 +255,17 @@ class Metric:
         def other(s: Spelling) -> str:
             return f"{s.name}@k" if self.cutoff else s.name
         return {"trec_eval": [trec(s) for s in self.trec_eval], "ir_measures": [other(s) for s in self.ir_measures],
-                "ranx": [other(s) for s in self.ranx], "other": [other(s) for s in self.aliases]}
+                "ranx": [other(s) for s in self.ranx], "recommenders": [other(s) for s in self.recommenders],
+                "other": [other(s) for s in self.aliases]}
 
 
 M = Metric
+# Microsoft Recommenders' spellings (recommenders.evaluation.python_evaluation 1.2.1) fix its
+# semantics: its DEFAULT_K = 10 when no @k is given; ndcg_at_k's binary relevance (score_type
+# "binary") over every user of rating_true (a user the predictions miss scores 0: complete), where
+# its precision, recall and MAP average over the users in both; map_at_k divides by min(R, k); its
+# `map` (AP@k / R) is spelled ms_map, since `map` is trec_eval's full-depth MAP.
+MS_K = 10
 _SET = "sql/30_set_metrics.sql"
 _RANK = "sql/31_rank_metrics.sql"
 _GAIN = "sql/32_gain_metrics.sql"
@@ -265,11 +275,12 @@ _RATING = "sql/41_rating_metrics.sql"
 METRICS: dict[str, Metric] = {m.name: m for m in [
     M("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
       ("k",), trec_eval=(spell("P", "k", CUTOFFS), spell("set_P")), ir_measures=(spell("P"),), ranx=(spell("precision"),),
-      oracle="pytrec_eval", source=_SET),
+      recommenders=(spell("precision_at_k", k=MS_K),), oracle="pytrec_eval", source=_SET),
     M("recall", "duckrank.recall_of(q, {k}, {cap})", "R@k = relevant docs in the top k / R (cap: / min(R, k))",
       ("k", "cap"), trec_eval=(spell("recall", "k", CUTOFFS), spell("relative_P", "k", CUTOFFS, cap=True), spell("set_recall"),
                  spell("set_relative_P", cap=True)),
-      ir_measures=(spell("R"),), ranx=(spell("recall"),), oracle="pytrec_eval", source=_SET),
+      ir_measures=(spell("R"),), ranx=(spell("recall"),), recommenders=(spell("recall_at_k", k=MS_K),),
+      oracle="pytrec_eval", source=_SET),
     M("f_measure", "duckrank.f_measure_of(q, {k}, {beta})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
       ("k", "beta"), trec_eval=(spell("set_F", "beta^2"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
       oracle="pytrec_eval", source=_SET),
@@ -282,7 +293,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("average_precision", "duckrank.average_precision_of(q, {k}, {denominator})",
       "AP@k = sum of P@i over the relevant ranks i <= k, / R (or min(R, k), or the hits) (mean: MAP)",
       ("k", "denominator"), trec_eval=(spell("map"), spell("map_cut", "k", CUTOFFS)), ir_measures=(spell("AP"),),
-      ranx=(spell("map"),), aliases=(spell("average_precision"),), oracle="pytrec_eval", source=_RANK),
+      ranx=(spell("map"),), recommenders=(spell("map_at_k", k=MS_K, denominator="min"), spell("ms_map", k=MS_K)),
+      aliases=(spell("average_precision"),), oracle="pytrec_eval", source=_RANK),
     M("r_precision", "duckrank.r_precision_of(q, {mult})", "R-precision = P@R (mult: P@floor(mult R + 0.9))",
       ("mult",), trec_eval=(spell("Rprec"), spell("Rprec_mult", "mult", RPREC_MULTS)), ir_measures=(spell("Rprec"),),
       ranx=(spell("r-precision"),), aliases=(spell("r-prec"), spell("r_precision")), oracle="pytrec_eval",
@@ -305,8 +317,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       ("k", "gain", "gain_map", "ideal"), aliases=(spell("idcg"),), oracle="formula", source=_GAIN),
     M("ndcg", "duckrank.ndcg_of(q, {k}, {ideal})", "nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0",
       ("k", "gain", "gain_map", "ideal"), trec_eval=(spell("ndcg", "gain_map"), spell("ndcg_cut", "k", CUTOFFS)),
-      ir_measures=(spell("nDCG"),), ranx=(spell("ndcg"), spell("ndcg_burges", gain="exp")), oracle="pytrec_eval",
-      source=_GAIN),
+      ir_measures=(spell("nDCG"),), ranx=(spell("ndcg"), spell("ndcg_burges", gain="exp")),
+      recommenders=(spell("ndcg_at_k", k=MS_K, gain="binary", complete=True),), oracle="pytrec_eval", source=_GAIN),
     M("err", "duckrank.err_of(q, {k})", "ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), "
       "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR"),), oracle="formula", source=_GAIN),
     M("rbp", "duckrank.rbp_of(q, {k}, {p}, {graded})", "RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), "

@@ -10,10 +10,18 @@ CREATE OR REPLACE MACRO duckrank.ratio(numerator, denominator) AS
          ELSE CAST(numerator AS DOUBLE) / denominator END;
 COMMENT ON MACRO duckrank.ratio IS 'numerator / denominator, 0 when the denominator is 0 or NULL (trec_eval convention)';
 
+-- Relevance as every binary metric reads it: grade >= rel_level (trec_eval -l), and never a
+-- negative grade ("pooled but unjudged"). Unjudged docs (grade NULL) are not relevant.
+CREATE OR REPLACE MACRO duckrank.relevant(grade, rel_level) AS
+    CAST(CASE WHEN grade >= 0 AND grade >= rel_level THEN 1 ELSE 0 END AS DOUBLE);
+COMMENT ON MACRO duckrank.relevant IS '1.0 if grade >= rel_level and grade >= 0, else 0.0 (unjudged and negative grades: 0)';
+
 -- The gain of a judged grade. linear = grade (negatives 0, trec_eval), exp = 2^grade - 1
--- ("industry DCG"), raw = grade as given (negatives penalise). gain_map overrides the gain of
--- the grades it lists, as trec_eval's ndcg.1=3,2=9 does; unjudged docs (grade NULL) gain 0.
-CREATE OR REPLACE MACRO duckrank.gain_of(grade, gain, gain_map) AS
+-- ("industry DCG"), raw = grade as given (negatives penalise), binary = 1 for a relevant grade
+-- (>= rel_level, as every binary metric reads it), else 0 (Microsoft Recommenders' and RecBole's
+-- nDCG). gain_map overrides the gain of the grades it lists, as trec_eval's ndcg.1=3,2=9 does;
+-- unjudged docs (grade NULL) gain 0.
+CREATE OR REPLACE MACRO duckrank.gain_of(grade, gain, gain_map, rel_level) AS
     CASE WHEN grade IS NULL THEN 0.0
          -- the cardinality test folds away for the (constant) empty map, and with it the lookup
          WHEN cardinality(gain_map) > 0 AND grade >= 0
@@ -25,14 +33,9 @@ CREATE OR REPLACE MACRO duckrank.gain_of(grade, gain, gain_map) AS
                                '(grades up to 1023 have one); use linear gains or a gain_map'))
          WHEN gain = 'exp' THEN power(2.0, greatest(grade, 0)) - 1
          WHEN gain = 'raw' THEN CAST(grade AS DOUBLE)
+         WHEN gain = 'binary' THEN duckrank.relevant(grade, rel_level)
          ELSE CAST(greatest(grade, 0) AS DOUBLE) END;
-COMMENT ON MACRO duckrank.gain_of IS 'gain of a grade: linear (default, negatives 0), exp (2^g-1), raw (as given); gain_map overrides listed grades';
-
--- Relevance as every binary metric reads it: grade >= rel_level (trec_eval -l), and never a
--- negative grade ("pooled but unjudged"). Unjudged docs (grade NULL) are not relevant.
-CREATE OR REPLACE MACRO duckrank.relevant(grade, rel_level) AS
-    CAST(CASE WHEN grade >= 0 AND grade >= rel_level THEN 1 ELSE 0 END AS DOUBLE);
-COMMENT ON MACRO duckrank.relevant IS '1.0 if grade >= rel_level and grade >= 0, else 0.0 (unjudged and negative grades: 0)';
+COMMENT ON MACRO duckrank.gain_of IS 'gain of a grade: linear (default, negatives 0), exp (2^g-1), raw (as given), binary (1 if grade >= rel_level); gain_map overrides listed grades';
 
 -- A judged non-relevant doc (bpref's n and N): graded, but below rel_level.
 CREATE OR REPLACE MACRO duckrank.judged_nonrelevant(grade, rel_level) AS

@@ -86,9 +86,9 @@ CREATE OR REPLACE MACRO duckrank.ranked_doc(d, rel_level, gain, gain_map, stop_s
     {'rank': d.rank, 'doc_id': d.doc_id, 'score': d.score, 'grade': d.grade, 'judged_grade': d.judged_grade,
      'rel': duckrank.relevant(d.grade, rel_level),
      'nonrel': CAST(duckrank.judged_nonrelevant(d.grade, rel_level) AS DOUBLE),
-     'gain': duckrank.gain_of(d.grade, gain, gain_map),
+     'gain': duckrank.gain_of(d.grade, gain, gain_map, rel_level),
      'tied_rel': coalesce(d.tied.rel, duckrank.relevant(d.grade, rel_level)),
-     'tied_gain': coalesce(d.tied.gain, duckrank.gain_of(d.grade, gain, gain_map)),
+     'tied_gain': coalesce(d.tied.gain, duckrank.gain_of(d.grade, gain, gain_map, rel_level)),
      'unjudged': d.grade IS NULL OR d.grade < 0,  -- an imputed grade counts as a judgment
      'err_stop': duckrank.err_stop(d.grade, stop_scale)};
 COMMENT ON MACRO duckrank.ranked_doc IS 'one element of duckrank.ranked''s docs: rank, ids, grade and what metrics read of it';
@@ -166,7 +166,7 @@ graded AS NOT MATERIALIZED (
 tie_means AS (
     SELECT query_id, score,
            avg(duckrank.relevant(coalesce(judged_grade, imputed_grade), rel_level)) AS tied_rel,
-           avg(duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain, gain_map)) AS tied_gain
+           avg(duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain, gain_map, rel_level)) AS tied_gain
     FROM graded WHERE ties = 'average' AND judged_kept GROUP BY query_id, score
 ),
 -- Each query's docs as one list sorted by the tie rule, as {score, doc_id, judged_grade}. The sort
@@ -201,7 +201,7 @@ sorted_by_grade AS (  -- pessimistic (relevant, then high gain, last) or optimis
                      'score': score,
                      'rel': duckrank.relevant(coalesce(judged_grade, imputed_grade), rel_level)
                             * CASE WHEN ties = 'pessimistic' THEN -1 ELSE 1 END,
-                     'gain': duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain, gain_map)
+                     'gain': duckrank.gain_of(coalesce(judged_grade, imputed_grade), gain, gain_map, rel_level)
                              * CASE WHEN ties = 'pessimistic' THEN -1 ELSE 1 END,
                      'doc_id': CAST(doc_id AS VARCHAR), 'judged_grade': judged_grade}) FILTER (WHERE kept)), []) AS sorted,
                  CAST(NULL AS STRUCT(rel DOUBLE, gain DOUBLE)[]) AS tied,
@@ -272,7 +272,7 @@ ranked_docs AS MATERIALIZED (
 -- recall, AP and nDCG stay within [0, 1].
 grade_blocks AS (
     SELECT query_id, grade, sum(docs) AS docs,
-           duckrank.gain_of(grade, gain, gain_map) AS block_gain
+           duckrank.gain_of(grade, gain, gain_map, rel_level) AS block_gain
     FROM (SELECT query_id, grade, docs FROM qrels_blocks
           UNION ALL
           SELECT query_id, imputed_grade, count(*) FROM graded

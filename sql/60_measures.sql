@@ -38,8 +38,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'mult must be positive; got ' || duckrank.show(mult) END,
         CASE WHEN NOT coalesce(recall >= 0 AND recall <= 1, false)
              THEN 'recall must be between 0 and 1; got ' || duckrank.show(recall) END,
-        CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw'), false)
-             THEN 'gain must be one of linear, exp, raw (or pass gain_map); got ' || duckrank.show(gain) END,
+        CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw', 'binary'), false)
+             THEN 'gain must be one of linear, exp, raw, binary (or pass gain_map); got ' || duckrank.show(gain) END,
         CASE WHEN NOT coalesce(gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), lambda v: isfinite(v))), true), false)
              THEN 'gain_map must be a MAP of grade to finite gain; got ' || duckrank.show(gain_map) END,
         CASE WHEN NOT coalesce(ideal IN ('qrels', 'run'), false)

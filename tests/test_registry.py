@@ -11,7 +11,7 @@ import pytest
 import test_sql_golden
 from duckrank import _generate
 from duckrank._library import connect, library_files, sql_dir
-from duckrank.measures import parse_measure
+from duckrank.measures import COMMON_OPTIONS, parse_measure
 from duckrank.registry import CONVENTIONS, LOG_MACROS, METRICS, OPTIONS
 
 REPO = _generate.Path(__file__).resolve().parent.parent
@@ -56,12 +56,12 @@ def test_every_option_is_used_and_every_spelling_is_unambiguous():
     seen: dict[tuple[str, str], str] = {}
     for metric in METRICS.values():
         for family, spellings in (("trec_eval", metric.trec_eval), ("other", (*metric.ir_measures, *metric.ranx,
-                                                                              *metric.aliases))):
+                                                                              *metric.recommenders, *metric.aliases))):
             for spelling in spellings:
                 key = (family, spelling.name if family == "trec_eval" else spelling.name.lower())
                 assert seen.setdefault(key, metric.name) == metric.name, (key, seen[key], metric.name)
                 for option, _ in spelling.fixed:
-                    assert option in metric.options, (metric.name, spelling.name, option)
+                    assert option in metric.options or option in COMMON_OPTIONS, (metric.name, spelling.name, option)
 
 
 @pytest.mark.parametrize("name", list(METRICS))
@@ -70,7 +70,7 @@ def test_every_spelling_parses_to_its_metric(name):
     for spelling in metric.trec_eval:
         text = spelling.name + {"k": ".5", "mult": ".0.5", "recall": ".0.5"}.get(spelling.parameter, "")
         assert parse_measure(text).metric is metric, text
-    for spelling in (*metric.ir_measures, *metric.ranx, *metric.aliases):
+    for spelling in (*metric.ir_measures, *metric.ranx, *metric.recommenders, *metric.aliases):
         text = spelling.name + ("@5" if metric.cutoff == "k" else "")
         assert parse_measure(text).metric is metric, text
         assert parse_measure(text.upper()).metric is metric, text.upper()

@@ -75,11 +75,11 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
 
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(parsed):
-        groups.setdefault(measure.relation_key(conventions["rel_level"]), []).append(index)
+        groups.setdefault(measure.relation_key(conventions["rel_level"], conventions["complete"]), []).append(index)
     parts = []
     for group, (key, indexes) in enumerate(groups.items()):
-        rel_level, *ranked_options = key
-        values = {**conventions, "rel_level": rel_level, **dict(zip(RANKED_OPTIONS, ranked_options)),
+        rel_level, complete, *ranked_options = key
+        values = {**conventions, "rel_level": rel_level, "complete": complete, **dict(zip(RANKED_OPTIONS, ranked_options)),
                   "judged_only": all(parsed[i].metric.reads == "judged" for i in indexes)}
         values["gain_map"] = dict(values["gain_map"])
         values = {name: values[name] for name in RANK_QUERIES_ARGUMENTS}
