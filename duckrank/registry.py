@@ -299,6 +299,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       ("mult",), trec_eval=(spell("Rprec"), spell("Rprec_mult", "mult", RPREC_MULTS)), ir_measures=(spell("Rprec"),),
       ranx=(spell("r-precision"),), aliases=(spell("r-prec"), spell("r_precision")), oracle="pytrec_eval",
       source=_SET),
+    M("recommenders_r_precision", "duckrank.recommenders_r_precision_of(q, {k})", "Microsoft Recommenders' "
+      "R-precision@k = relevant docs in the top min(R, k) / R; a query with none there has no value (MS's mean "
+      "leaves it out)", ("k",), recommenders=(spell("r_precision_at_k", k=MS_K),),
+      aliases=(spell("recommenders_r_precision"),), oracle="recommenders", source=_SET),
     M("bpref", "duckrank.bpref_of(q)", "bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R)",
       trec_eval=(spell("bpref"),), ir_measures=(spell("Bpref"),), ranx=(spell("bpref"),), oracle="pytrec_eval",
       source=_RANK),

@@ -47,6 +47,14 @@ CREATE OR REPLACE MACRO duckrank.r_precision_of(q, mult) AS
                    floor(CAST(mult AS DOUBLE) * q.num_rel + 0.9));
 COMMENT ON MACRO duckrank.r_precision_of IS 'R-precision = P@R (0 if R = 0); mult: P@floor(mult*R + 0.9), trec_eval Rprec_mult';
 
+-- Microsoft Recommenders' r_precision_at_k (python_evaluation 1.2.1): the relevant docs in the top
+-- min(R, k) / R (k NULL: R-precision). A query with none there has no value (NULL): its mean divides
+-- per-user Series whose users without such a hit are NaN, and pandas' mean skips them, so they
+-- leave its average; this reproduces that number, where Rprec averages over every query.
+CREATE OR REPLACE MACRO duckrank.recommenders_r_precision_of(q, k) AS
+    nullif(duckrank.ratio(duckrank.hits_of(q, least(q.num_rel, coalesce(k, q.num_rel))), q.num_rel), 0.0);
+COMMENT ON MACRO duckrank.recommenders_r_precision_of IS 'MS Recommenders r_precision_at_k: relevant docs in the top min(R, k) / R, NULL when none (left out of the mean)';
+
 -- Judged@k (ir_measures): the share of the top k that has a judgment, over min(k, retrieved). A
 -- negative grade ("pooled but unjudged") is no judgment, as everywhere in duckrank; an imputed
 -- grade (unjudged := mean|median) is not one either. Reads judged_grade, so the judged docs suffice.

@@ -160,6 +160,18 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.r_precision IS 'R-precision = P@R (mult: P@floor(mult R + 0.9)) (per query)';
 
+CREATE OR REPLACE MACRO duckrank.recommenders_r_precision(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.recommenders_r_precision_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.recommenders_r_precision IS 'Microsoft Recommenders'' R-precision@k = relevant docs in the top min(R, k) / R; a query with none there has no value (MS''s mean leaves it out) (per query)';
+
 CREATE OR REPLACE MACRO duckrank.bpref(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),

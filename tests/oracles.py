@@ -211,6 +211,11 @@ def pytrec_eval_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: R
     unjudged = options.get("unjudged", "nonrelevant")
     if unjudged not in ("nonrelevant", "skip"):
         pytest.skip(f"trec_eval has no unjudged := {unjudged!r}")
+    if options.get("gain") == "binary":
+        # trec_eval's gain is the grade: binary gains are its nDCG of the grades read as 0/1 (1 from
+        # rel_level up; a negative grade stays "pooled but unjudged"), at relevance level 1
+        qrels = [(q, d, (1 if g >= rel_level else 0) if g >= 0 else g) for q, d, g in qrels]
+        options, rel_level = {**options, "gain": "linear"}, 1
     k = options.get("k")
     derived: Callable[[dict[str, float]], float | None] | None = None
     requested = {"num_rel", "num_ret"}
@@ -327,8 +332,11 @@ def ranx_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows, re
             pytest.skip("ranx has no gain map")
         if options["gain"] == "raw":
             pytest.skip("ranx drops grades below 1 from DCG: it cannot count negative raw gains")
-        name = {"linear": "dcg", "exp": "dcg_burges"}[options["gain"]] + (f"@{k}" if k is not None else "")
-        ranx_qrels = {q: {d: max(int(g), 0) for d, g in by_query[q].items()} for q in ranked}
+        name = {"linear": "dcg", "binary": "dcg", "exp": "dcg_burges"}[options["gain"]] + (f"@{k}" if k is not None else "")
+        if options["gain"] == "binary":  # ranx's dcg of grades 0/1: rel(d) = grade >= rel_level
+            ranx_qrels = {q: {d: int(g >= 0 and g >= rel_level) for d, g in by_query[q].items()} for q in ranked}
+        else:
+            ranx_qrels = {q: {d: max(int(g), 0) for d, g in by_query[q].items()} for q in ranked}
         ranx_run = {q: rank_scores(docs) for q, docs in ranked.items()}
     elif metric == "rbp":
         # ranx's RBP weighs a hit by its grade. Binary RBP (graded=False, Moffat & Zobel): ranx is
@@ -404,20 +412,58 @@ def ir_measures_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: R
     return {m.query_id: float(m.value) for m in ir_measures.iter_calc([measure], kept, scores)}
 
 
+# ----------------------------------------------------------------------------- Microsoft Recommenders
+#
+# recommenders.evaluation.python_evaluation (1.2.1), called per user: one user's truth and
+# predictions at a time, so its mean over users is that user's value. It counts every row of
+# rating_true as relevant: it is given the docs duckrank counts relevant (grade >= rel_level, never a
+# negative grade), and a query with none has no truth rows there, so no value. Its top k is pandas'
+# sort, whose tie order is its own: it is given score = -rank in duckrank's order.
+
+RECOMMENDERS_FULL_DEPTH = 10**6
+
+
+def recommenders_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows, rel_level: float) -> Values:
+    import pandas as pd
+    from recommenders.evaluation import python_evaluation
+
+    only_nonrelevant_unjudged(options, "Microsoft Recommenders")
+    if metric != "recommenders_r_precision":
+        raise ValueError(f"no Microsoft Recommenders mapping for metric {metric!r}: add one to tests/oracles.py")
+    k = options["k"] if options["k"] is not None else RECOMMENDERS_FULL_DEPTH
+    by_query = judgments(qrels)
+    out: Values = {}
+    for q, ranking in rankings(run, qrels).items():
+        relevant = [d for d, g in by_query[q].items() if g >= 0 and g >= rel_level]
+        if not relevant:
+            continue
+        truth = pd.DataFrame({"userID": q, "itemID": relevant, "rating": 1.0})
+        predicted = pd.DataFrame({"userID": q, "itemID": [d for d, _ in ranking],
+                                  "prediction": [-float(rank) for rank in range(1, len(ranking) + 1)]})
+        value = float(python_evaluation.r_precision_at_k(truth, predicted, k=k))
+        # 0.0 (no hit in the top k) or NaN (hits, none within R): the user leaves MS's mean
+        if value > 0:
+            out[q] = value
+    return out
+
+
 # ----------------------------------------------------------------------------- formulas
 #
 # Written from the definitions in README.md ("Metric reference"), over the trec_eval ranking.
 
 
-def _gain(grade: float | None, gain: str) -> float:
-    """The gain of a grade (README: linear, negatives 0; exp 2^g - 1; raw, negatives count). An
-    unjudged doc gains 0; a negative grade is "pooled but unjudged" and gains 0 except under raw."""
+def _gain(grade: float | None, gain: str, rel_level: float) -> float:
+    """The gain of a grade (README: linear, negatives 0; exp 2^g - 1; raw, negatives count; binary 1
+    for a relevant grade, >= rel_level, else 0). An unjudged doc gains 0; a negative grade is
+    "pooled but unjudged" and gains 0 except under raw."""
     if grade is None:
         return 0.0
     if gain == "raw":
         return float(grade)
     if grade < 0:
         return 0.0
+    if gain == "binary":
+        return 1.0 if grade >= rel_level else 0.0
     return 2.0 ** grade - 1 if gain == "exp" else float(grade)
 
 
@@ -461,13 +507,13 @@ def formula_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows,
         grades = [by_query[q].get(d) for d, _ in ranking]
         top = ranking[:k] if k is not None else ranking
         if metric == "cg":  # CG@k = sum of the gains in the top k
-            out[q] = sum(_gain(g, options["gain"]) for g in grades[:len(top)])
+            out[q] = sum(_gain(g, options["gain"], rel_level) for g in grades[:len(top)])
         elif metric == "idcg":
             # DCG@k of the ideal ordering: the best DCG@k any ordering of the judged docs (ideal :=
             # qrels) or of the retrieved docs (ideal := run) reaches: the positive gains, largest first
             # (a doc of gain <= 0 never raises DCG, so the ideal ordering places none).
             pool = by_query[q].values() if options["ideal"] == "qrels" else grades
-            gains = sorted((g for g in (_gain(x, options["gain"]) for x in pool) if g > 0), reverse=True)
+            gains = sorted((g for g in (_gain(x, options["gain"], rel_level) for x in pool) if g > 0), reverse=True)
             out[q] = _dcg(gains, k)
         elif metric == "err":
             # Chapelle et al. 2009: the user stops at rank r with probability
@@ -555,7 +601,7 @@ def precise_trec_eval() -> Any:
     return binary
 
 
-def _trec_eval_gains(options: dict[str, Any], qrels: Rows) -> str:
+def _trec_eval_gains(options: dict[str, Any], qrels: Rows, rel_level: float) -> str:
     """trec_eval's gain parameter (`.1=3,2=9`) for duckrank's gain and gain_map options, "" for the
     default (gain = grade); skips what trec_eval cannot express."""
     if options.get("gain") == "raw":
@@ -563,6 +609,8 @@ def _trec_eval_gains(options: dict[str, Any], qrels: Rows) -> str:
     gains: dict[int, float] = {}
     if options.get("gain") == "exp":
         gains = {int(g): 2.0 ** int(g) - 1 for _, _, g in qrels if g >= 0}
+    if options.get("gain") == "binary":  # every grade in the qrels: 1 from rel_level up, else 0
+        gains = {int(g): 1.0 if g >= rel_level else 0.0 for _, _, g in qrels if g >= 0}
     for grade, gain in (options.get("gain_map") or {}).items():
         if float(grade) < 0 or not float(grade).is_integer():
             pytest.skip("trec_eval's gain levels are whole grades >= 0")
@@ -606,7 +654,7 @@ def trec_eval_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Row
         measure = "infAP"
     elif metric in ("normalized_gain", "ndcg_rel", "r_ndcg"):
         measure = {"normalized_gain": "G", "ndcg_rel": "ndcg_rel", "r_ndcg": "Rndcg"}[metric]
-        measure += _trec_eval_gains(options, qrels)
+        measure += _trec_eval_gains(options, qrels, rel_level)
     else:
         raise ValueError(f"no trec_eval mapping for metric {metric!r}: add one to tests/oracles.py")
     binary = precise_trec_eval()
@@ -649,6 +697,7 @@ ORACLES: dict[str, Callable[[str, dict[str, Any], Rows, Rows, float], Values]] =
     "ir_measures": ir_measures_oracle,
     "formula": formula_oracle,
     "trec_eval": trec_eval_oracle,
+    "recommenders": recommenders_oracle,
 }
 
 # The oracles that can express trec_eval's judged_docs_only (duckrank's unjudged := 'skip').

@@ -37,7 +37,7 @@ OPTION_VALUES: dict[str, list[Any]] = {
     "denominator": ["R", "min", "hits"],
     "mult": [1.0, 0.5, 2.0],
     "recall": [0.0, 0.1, 0.3, 0.5, 0.7, 1.0],
-    "gain": ["linear", "exp", "raw"],
+    "gain": ["linear", "exp", "raw", "binary"],
     "ideal": ["qrels", "run"],
     "g_max": [None, 2.0],
     "p": [0.8, 0.5, 0.95],

@@ -206,11 +206,16 @@ EDGE_CASES = [
     ("r_precision", {}, 2 / 3),  # P@3
     ("r_precision", {"mult": 0.5}, 1 / 2),  # P@floor(0.5*3 + 0.9) = P@2
     ("r_precision", {"mult": 2.0}, 2 / 6),  # P@floor(6.9) = P@6, two hits
+    # MS Recommenders' r_precision_at_k: hits in the top min(R, k) / R; no value without relevant docs
+    ("recommenders_r_precision", {}, {"g": 2 / 3}),  # top min(3, all) = 3: d1, d3
+    ("recommenders_r_precision", {"k": 2}, {"g": 1 / 3}),  # top min(3, 2) = 2: d1
+    ("recommenders_r_precision", {"k": 1}, {"g": 1 / 3}),
     # bpref: d1 has no judged non-relevant above: 1; d3 has d2 above: 1 - min(1, 3) / min(N=1, 3) = 0
     ("bpref", {}, 1 / 3),
     ("cg", {}, 3.0),  # 2 + 0 + 1 + 0 (negative gains 0) + 0
     ("cg", {"gain": "raw"}, 2.0),  # the -1 counts: 2 + 0 + 1 - 1
     ("cg", {"gain": "exp"}, 4.0),  # 3 + 0 + 1
+    ("cg", {"gain": "binary"}, 2.0),  # d1 and d3 relevant (grade >= 1): 1 + 0 + 1 + 0 + 0
     ("dcg", {}, 2 + 1 * D(3)),
     ("dcg", {"k": 2}, 2.0),
     ("dcg", {"gain": "raw"}, 2 + D(3) - D(4)),
@@ -219,6 +224,8 @@ EDGE_CASES = [
     ("ndcg", {}, (2 + D(3)) / (3 + 2 * D(2) + D(3))),
     ("ndcg", {"k": 2}, 2 / (3 + 2 * D(2))),
     ("ndcg", {"gain": "exp"}, (3 + D(3)) / (7 + 3 * D(2) + D(3))),
+    # binary: gain 1 for a relevant doc (d1, d3 and the unretrieved d5), whatever its grade
+    ("ndcg", {"gain": "binary"}, (1 + D(3)) / (1 + D(2) + D(3))),
     # raw: the harmful doc lowers DCG; the ideal never places a harmful doc
     ("ndcg", {"gain": "raw"}, (2 + D(3) - D(4)) / (3 + 2 * D(2) + D(3))),
     # trec_eval's ndcg.1=3,2=9: d1 -> 9, d3 -> 3, d5 (3, unlisted) keeps 3
