@@ -28,7 +28,7 @@ from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError
 from duckrank.inputs import Source, fresh_name, read_table
-from duckrank.measures import Measure, parse_measures, sql_literal
+from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.registry import (
     CONVENTIONS,
     EMPTY_GAIN_MAP,
@@ -435,7 +435,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             memory_limit: str | None = None, temp_dir: str | None = None, ties: str | None = None,
             rel_level: float | None = None, max_rank: int | None = None, complete: bool | None = None,
             empty: str | None = None, unjudged: str | None = None, gain: str | None = None,
-            duplicates: str | None = None, literal: bool | None = None, summary_only: bool = False) -> Results:
+            gain_map: dict[float, float] | None = None, duplicates: str | None = None, literal: bool | None = None,
+            summary_only: bool = False) -> Results:
     """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
     ranking convention; see duckrank.evaluate for the friendly front door.
 
@@ -460,6 +461,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     rel_level = conventions["rel_level"]
     if gain is not None:  # the convention sets the gain of every measure that did not name one
         parsed = [m.with_default("gain", gain) for m in parsed]
+    if gain_map is not None:
+        parsed = with_gain_map(parsed, gain_map)
     segments = [by] if isinstance(by, str) else list(by or [])
     if con is not None:
         con = con if holds_library(con) else load(con)
@@ -536,7 +539,8 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     `per_query=True` returns a DuckDB relation (query_id, measure, value; plus run for several
     runs and the `by` columns; plus text for a text measure, relstring) that converts with
     .arrow(), .df(), .pl(). Options: the conventions
-    ties, rel_level, max_rank, complete, empty, unjudged, gain, duplicates; column names query_col,
+    ties, rel_level, max_rank, complete, empty, unjudged, gain, duplicates; gain_map={grade: gain} for
+    every gain measure that names none (as nDCG(gain_map={1:3,2:9})@10 does); column names query_col,
     doc_col, score_col, relevance_col; input formats run_format, qrels_format; a single log= with
     label= (and label_map=); con=, threads=, memory_limit=, temp_dir=. A path that exists is read as
     that file even with glob characters in its name, a glob expanded only when none does; literal=True

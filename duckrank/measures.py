@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from duckrank._sql import literal
-from duckrank.errors import MeasureError
+from duckrank.errors import MeasureError, OptionError
 from duckrank.registry import ALL_TREC, METRICS, OFFICIAL, OPTIONS, RANKED_OPTIONS, TREC_ORDER, Metric, Spelling
 
 # Spellings -> (metric, spelling). trec_eval's names are matched exactly (in another case only
@@ -198,6 +198,20 @@ def _gain_map(text: str, spelling: str) -> dict[float, float]:
     return gains
 
 
+GAIN_MAP_EXAMPLE = "nDCG(gain_map={1:3,2:9})@10 (trec_eval: ndcg.1=3,2=9)"
+
+
+def _braced_gain_map(text: str, spelling: str) -> dict[float, float]:
+    """A gain map in a measure string's options: {grade:gain,...}."""
+    text = text.strip()
+    pairs = text[1:-1].split(",") if text.startswith("{") and text.endswith("}") else []
+    if not pairs or not all(":" in pair for pair in pairs):
+        raise MeasureError(f"measure {spelling!r}: a gain map is written {{grade:gain,...}} in braces, e.g. "
+                           f"{GAIN_MAP_EXAMPLE}; got {text!r}")
+    return {float(_number(grade, spelling)): float(_number(gain, spelling))
+            for grade, _, gain in (pair.partition(":") for pair in pairs)}
+
+
 def _parse_duck(spelling: str) -> Measure | None:
     text = spelling.strip()
     match = _DUCK_PATTERN.match(text)
@@ -206,16 +220,34 @@ def _parse_duck(spelling: str) -> Measure | None:
     metric, spelled = NAMES[match["name"].lower()]
     given: dict[str, Any] = {}
     if match["options"]:
-        for item in match["options"].split(","):
+        # commas inside braces belong to a gain map: nDCG(gain_map={1:3,2:9},ideal=run)@10
+        for item in re.split(r",(?![^{]*})", match["options"]):
             key, sep, value = item.partition("=")
             if not sep or not key.strip():
                 raise MeasureError(f"measure {spelling!r}: options are written name=value, e.g. nDCG(gain=exp)@10")
-            given[key.strip().lower()] = _option_value(value, spelling)
+            key = key.strip().lower()
+            given[key] = _braced_gain_map(value, spelling) if key == "gain_map" else _option_value(value, spelling)
     if match["cutoff"] is not None:
         if metric.cutoff is None:
             raise MeasureError(f"measure {spelling!r}: {metric.name} takes no @cutoff")
         given[metric.cutoff] = _number(match["cutoff"], spelling)
     return _build(spelling, metric, spelled.fixed, given, spelling)
+
+
+def with_gain_map(measures: list[Measure], gain_map: Any) -> list[Measure]:
+    """The measures with a gain map for every gain measure that names none (evaluate(gain_map=...),
+    as gain= sets the gain rule); its gains are checked finite by the SQL library's option checks."""
+    from collections.abc import Mapping
+
+    def number(value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    if not isinstance(gain_map, Mapping) or not gain_map or not all(
+            number(grade) and number(gain) for grade, gain in gain_map.items()):
+        raise OptionError(f"gain_map must be a dict of grade to gain, e.g. gain_map={{1: 3, 2: 9}} (in a measure "
+                          f"string: {GAIN_MAP_EXAMPLE}); got {gain_map!r}")
+    gains = {float(grade): float(gain) for grade, gain in gain_map.items()}
+    return [m.with_default("gain_map", gains) for m in measures]
 
 
 def known_spellings() -> list[str]:

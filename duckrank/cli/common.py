@@ -35,7 +35,8 @@ CONVENTIONS: tuple[registry.Convention, ...] = (
     registry.Convention(registry.OPTIONS["gain"], ("--gain",), "GAIN"),
 )
 # What the command line adds to a convention's help.
-CONVENTION_NOTES = {"gain": "A per-grade map is a measure: -m ndcg.1=3,2=9."}
+CONVENTION_NOTES = {"gain": "A per-grade map is a measure option: -m 'nDCG(gain_map={1:3,2:9})@10' "
+                            "(trec_eval's -m ndcg.1=3,2=9)."}
 
 
 def _float_or_nan(value: str) -> float:

@@ -29,15 +29,18 @@ def _conventions(options: dict[str, Any], parsed: list) -> tuple[dict[str, Any],
     (the checks are the library's, run on DuckDB: they read no data)."""
     from duckrank._library import shared_cursor
     from duckrank.evaluation import option_problems
+    from duckrank.measures import with_gain_map
     from duckrank.registry import CONVENTIONS
 
-    unknown = sorted(set(options) - set(CONVENTION_OPTIONS))
+    unknown = sorted(set(options) - set(CONVENTION_OPTIONS) - {"gain_map"})
     if unknown:
         raise OptionError(f"the Spark engine does not take {', '.join(unknown)}; it takes "
                           f"{', '.join(CONVENTION_OPTIONS)} and the column names {', '.join(COLUMN_OPTIONS)}")
     given = {name: value for name, value in options.items() if value is not None}
     if given.get("gain") is not None:
         parsed = [m.with_default("gain", given["gain"]) for m in parsed]
+    if "gain_map" in given:
+        parsed = with_gain_map(parsed, given.pop("gain_map"))
     con = shared_cursor()
     try:
         problems = option_problems(con, given, parsed)
@@ -191,7 +194,7 @@ def evaluate(spark: Any, qrels: Any, run: Any, measures: list[str] | str = ("map
     """Evaluate `run` against `qrels` on Spark: a DataFrame (measure, value), or with per_query=True
     (query_id, measure, value). qrels and run are Spark DataFrames, table names or Parquet paths.
     Options: the conventions ties (not 'input'), rel_level, max_rank, complete, empty, unjudged, gain,
-    duplicates, and the column names query_col, doc_col, score_col, relevance_col. The numbers are
+    duplicates, gain_map, and the column names query_col, doc_col, score_col, relevance_col. The numbers are
     the DuckDB engine's (tests/test_spark.py holds them to 1e-12 per query). Spark evaluates lazily:
     bad data raises when the result is collected, with duckrank's message (see input_error())."""
     parsed, per_query_sql = _prepare(spark, qrels, run, measures, dict(options))
