@@ -151,6 +151,21 @@ def test_parity_of_options(spark, inputs):
     assert_parity(spark, qrels, run, measures, {})
 
 
+def test_parity_of_recommender_spellings(spark, inputs):
+    """Microsoft Recommenders' spellings (ndcg_at_k scores the queries the run misses, a per-measure
+    complete; r_precision_at_k has no value for some queries), binary gains and a gain map option."""
+    qrels, run = inputs
+    measures = ["precision_at_k", "recall_at_k@5", "ndcg_at_k", "ndcg_at_k@3", "map_at_k", "ms_map@5",
+                "r_precision_at_k", "nDCG(gain=binary)@10", "nDCG(gain_map={1:3,2:9})@5"]
+    assert_parity(spark, qrels, run, measures, {})
+    assert_parity(spark, qrels, run, ["nDCG@10", "G"], {"gain": "binary", "rel_level": 2})
+    import duckrank
+    from duckrank import spark as duckrank_spark
+
+    (row,) = duckrank_spark.evaluate(spark, qrels, run, ["nDCG@5"], gain_map={1: 3, 2: 9}).collect()
+    assert same(row["value"], duckrank.evaluate(qrels, run, ["nDCG(gain_map={1:3,2:9})@5"])["nDCG(gain_map={1:3,2:9})@5"])
+
+
 def test_refusals(spark, inputs):
     """What Spark cannot compute exactly is refused, never approximated."""
     from duckrank import OptionError

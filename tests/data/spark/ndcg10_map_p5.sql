@@ -348,6 +348,8 @@ WITH run_rows AS (
       THEN POWER(CAST(2.0 AS DOUBLE), GREATEST(grade, 0)) - 1
       WHEN 'linear' = 'raw'
       THEN CAST(grade AS DOUBLE)
+      WHEN 'linear' = 'binary'
+      THEN CAST(CASE WHEN grade >= 0 AND grade >= 1 THEN 1 ELSE 0 END AS DOUBLE)
       ELSE CAST(GREATEST(grade, 0) AS DOUBLE)
     END AS block_gain
   FROM (
