@@ -153,6 +153,12 @@ def test_ndcg_at_k_scores_users_the_predictions_miss_and_the_others_do_not():
     assert got["precision_at_k@2"] == pytest.approx(ms.precision_at_k(truth, predicted, k=2), abs=ABS) == 0.5
     # the same measure without MS's user set: user 2 is not scored
     assert got["nDCG(gain=binary)@2"] == pytest.approx(1 / (1 + 1 / math.log2(3)), abs=ABS)
+    # complete= is every measure's own: the convention (-c) for that measure alone, either way
+    per_measure = duckrank.evaluate(qrels, run, ["nDCG(gain=binary,complete=true)@2", "P(complete=false)@2"],
+                                    complete=True)
+    assert per_measure["nDCG(gain=binary,complete=true)@2"] == got["ndcg_at_k@2"]
+    assert per_measure["P(complete=false)@2"] == got["precision_at_k@2"]
+    assert duckrank.evaluate(qrels, run, ["P@2"], complete=True)["P@2"] == 0.25
 
 
 def test_sql_macros_give_the_same_numbers():
