@@ -177,7 +177,8 @@ def readme_tables() -> dict[str, str]:
                    "none": " Text, per query only: no summary."}.get(metric.summary, "")
         definition = metric.doc.replace("|", "\\|") + summary
         rows.append(f"| {name} | {_code(shown['trec_eval'])} | {_code(shown['ir_measures'])} | {_code(shown['ranx'])} "
-                    f"| {_code(shown['recommenders'])} | {_code(shown['other'])} | {definition} | {_options_cell(metric)} "
+                    f"| {_code(shown['recommenders'])} | {_code(shown['other'])} | {definition} "
+                    f"| {_options_cell(metric)} "
                     f"| `{_scalar_macro(metric)}`, {metric.source or '—'} | {metric.oracle} |")
     conventions = ["| convention | Python / SQL | CLI | values | default |", "|---|---|---|---|---|"]
     for convention in CONVENTIONS.values():

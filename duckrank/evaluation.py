@@ -246,8 +246,8 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
 def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any], judged_only: bool) -> str:
     """duckrank.rank_queries with every argument spelled out (the options were checked already)."""
     rel_level, complete, *ranked_options = key
-    values = {**conventions, "rel_level": rel_level, "complete": complete, **dict(zip(RANKED_OPTIONS, ranked_options)),
-              "judged_only": judged_only}
+    values = {**conventions, "rel_level": rel_level, "complete": complete,
+              **dict(zip(RANKED_OPTIONS, ranked_options)), "judged_only": judged_only}
     values["gain_map"] = dict(values["gain_map"])
     args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not values[name] else sql_literal(values[name])
                      for name in RANK_QUERIES_ARGUMENTS)

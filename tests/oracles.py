@@ -332,7 +332,8 @@ def ranx_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows, re
             pytest.skip("ranx has no gain map")
         if options["gain"] == "raw":
             pytest.skip("ranx drops grades below 1 from DCG: it cannot count negative raw gains")
-        name = {"linear": "dcg", "binary": "dcg", "exp": "dcg_burges"}[options["gain"]] + (f"@{k}" if k is not None else "")
+        name = {"linear": "dcg", "binary": "dcg", "exp": "dcg_burges"}[options["gain"]]
+        name += f"@{k}" if k is not None else ""
         if options["gain"] == "binary":  # ranx's dcg of grades 0/1: rel(d) = grade >= rel_level
             ranx_qrels = {q: {d: int(g >= 0 and g >= rel_level) for d, g in by_query[q].items()} for q in ranked}
         else:

@@ -82,7 +82,8 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
     parts = []
     for group, (key, indexes) in enumerate(groups.items()):
         rel_level, complete, *ranked_options = key
-        values = {**conventions, "rel_level": rel_level, "complete": complete, **dict(zip(RANKED_OPTIONS, ranked_options)),
+        values = {**conventions, "rel_level": rel_level, "complete": complete,
+                  **dict(zip(RANKED_OPTIONS, ranked_options)),
                   "judged_only": all(parsed[i].metric.reads == "judged" for i in indexes)}
         values["gain_map"] = dict(values["gain_map"])
         values = {name: values[name] for name in RANK_QUERIES_ARGUMENTS}
