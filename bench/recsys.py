@@ -1,13 +1,15 @@
 """A recommender workload: duckrank against Microsoft Recommenders 1.2.1 on the same files.
 
-    python bench/recsys.py                      # the full workload (200,000 users × top 100)
-    python bench/recsys.py --scale 0.02         # 4,000 users: a quick run (about a minute)
+    python bench/recsys.py                      # the full workload (~183,000 users × top 100)
+    python bench/recsys.py --scale 0.02         # 6,000 users (~3,700 with a top 100): under a minute
     python bench/recsys.py --report             # re-print bench/results.json's "recsys", measure nothing
     python bench/recsys.py --contenders duckrank,ms_recommenders --repeat 3
 
 The workload (generated in DuckDB SQL into bench/work/R<users>/, deterministic like
 bench/generate.py's: every random number is hash(seed, stream, ids)):
-- users × 10,000 items; each user draws 3 + Exp(mean 10) interactions (at most 60) from a
+- users × 10,000 items (the full workload: 300,000 users, of whom about 183,000 have a test
+  interaction and get a top 100: 18.3 M rows; 2.25 M training interactions, 1.4 M of them in
+  the top 100s); each user draws 3 + Exp(mean 7) interactions (at most 60) from a
   power-law item popularity (p(rank r) ∝ (r + 1)^-0.8), each at a uniform time in [0, 1);
   repeated (user, item) draws keep the earliest. Time split: t < 0.8 is train.parquet
   (user_id, item_id, timestamp), the rest test.parquet (user_id, item_id, rating = 1: implicit
@@ -27,6 +29,9 @@ and reading the files count), on the same files, after the page cache is warmed:
   ndcg_at_k, map_at_k at k on that reco; its top k per user (MS's get_top_k_items) into novelty,
   diversity (co-occurrence similarity from train), catalog_coverage, distributional_coverage.
   Capped by --ms-memory (RLIMIT_AS): a run that would exhaust the machine fails instead.
+- ms_recommenders_idhash: what-if, not MS as shipped: the same with its lru_cache_df keyed on the
+  frames' identity instead of a hash of all their bytes (most of MS's time), to show what the
+  functions themselves cost.
 - duckrank: the CLI, `duckrank eval test recs --exclude train --train train -m ...`.
 - duckrank_evaluate: `duckrank.evaluate(test, recs, measures, exclude=train, train=train, ...)`.
 - duckrank_antijoin: `duckrank.evaluate` on a run anti-joined by hand in DuckDB, with the
@@ -71,10 +76,12 @@ MEASURES = [f"precision_at_k@{K}", f"recall_at_k@{K}", f"ndcg_at_k@{K}", f"map_a
 ANTIJOIN_MEASURES = {f"P@{K}": f"precision_at_k@{K}", f"recall@{K}": f"recall_at_k@{K}",
                      f"ndcg@{K}": f"ndcg_at_k@{K}"}
 COLUMNS = {"query_col": USER, "doc_col": ITEM, "score_col": PREDICTION, "relevance_col": RATING}
-CONTENDERS = ["ms_recommenders", "duckrank", "duckrank_evaluate", "duckrank_antijoin"]
+CONTENDERS = ["ms_recommenders", "ms_recommenders_idhash", "duckrank", "duckrank_evaluate", "duckrank_antijoin"]
 DESCRIPTIONS = {
     "ms_recommenders": "Microsoft Recommenders 1.2.1 python_evaluation, end to end (pandas read, "
                        "pandas anti-join of the seen items, the eight functions)",
+    "ms_recommenders_idhash": "what-if, not MS as shipped: the same, its lru_cache_df keyed on the frames' "
+                              "identity instead of a hash of their bytes",
     "duckrank": "duckrank CLI, end to end (`duckrank eval ... --exclude train --train train`)",
     "duckrank_evaluate": "duckrank.evaluate(..., exclude=train, train=train) in a fresh process",
     "duckrank_antijoin": "duckrank.evaluate on a run anti-joined by hand in DuckDB (P@10, recall@10, "
@@ -157,6 +164,7 @@ def generate(users: int, seed: int = DEFAULT_SEED, force: bool = False) -> Path:
     manifest.unlink(missing_ok=True)
     started = time.perf_counter()
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false").fetchall()
     con.execute(f"SET temp_directory = '{HERE / 'work' / '.tmp'}'").fetchall()
     for statement in workload_sql(users, seed).values():
         con.execute(statement).fetchall()
@@ -187,7 +195,7 @@ def generate(users: int, seed: int = DEFAULT_SEED, force: bool = False) -> Path:
 # the contenders (each run as `python bench/recsys.py --child NAME FOLDER` in its own process)
 
 
-def ms_recommenders_child(folder: Path, memory_cap_gb: float) -> None:
+def ms_recommenders_child(folder: Path, memory_cap_gb: float, identity_hash: bool = False) -> None:
     # RLIMIT_AS: a run that would exhaust the shared machine stops with a MemoryError instead
     cap = int(memory_cap_gb * 1024 ** 3)
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
@@ -195,6 +203,14 @@ def ms_recommenders_child(folder: Path, memory_cap_gb: float) -> None:
     import pandas as pd
     from recommenders.evaluation import python_evaluation as ms
 
+    if identity_hash:
+        # What-if, not MS as shipped: its lru_cache_df keys every call on a hash of each
+        # DataFrame's bytes made into a Python tuple (about two thirds of its time here). Keyed on
+        # the frames' identity instead, the cache behaves the same for this script, which keeps
+        # every frame alive while it is used.
+        from recommenders.datasets.pandas_df_utils import PandasHash
+
+        PandasHash.__hash__ = lambda self: id(self.pandas_object)
     phases.mark("import")
     train = pd.read_parquet(folder / "train.parquet", columns=[USER, ITEM])
     test = pd.read_parquet(folder / "test.parquet")
@@ -272,7 +288,7 @@ def command(name: str, folder: Path, args) -> list[str]:
         train = str(folder / "train.parquet")
         return [DUCKRANK, "eval", str(folder / "test.parquet"), str(folder / "recs.parquet"), "--exclude", train,
                 "--train", train, *columns, *flags, "--format", "json", "--quiet"]
-    extra = [f"--ms-memory={args.ms_memory}"] if name == "ms_recommenders" else []
+    extra = [f"--ms-memory={args.ms_memory}"] if name.startswith("ms_recommenders") else []
     return [sys.executable, str(Path(__file__).resolve()), "--child", name, str(folder), *extra]
 
 
@@ -297,16 +313,18 @@ def summarize(entry: dict) -> None:
           f"{stats['train_rows']:,} training interactions, {stats['test_rows']:,} test, "
           f"{stats['catalog_items']:,} items\n")
     ms = results.get("ms_recommenders", {})
-    print("| contender | wall s | CPU s | peak RSS MB | MS ÷ contender |")
-    print("|---|---:|---:|---:|---:|")
+    print("| contender | wall s | CPU s | peak RSS MB | MS ÷ contender, wall | MS ÷ contender, CPU |")
+    print("|---|---:|---:|---:|---:|---:|")
     for name, r in results.items():
         if r.get("exit") != 0:
-            print(f"| {name} | failed: {r.get('error', '?')[:120]} | | | |")
+            print(f"| {name} | failed: {r.get('error', '?')[:120]} | | | | |")
             continue
-        ratio = f"{ms['wall_s'] / r['wall_s']:.1f}×" if ms.get("exit") == 0 else "–"
-        print(f"| {name} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {r['peak_rss_mb']:.0f} | {ratio} |")
-    if ms.get("phases"):
-        print("\nMS Recommenders' phases (s): " + ", ".join(f"{k} {v:.2f}" for k, v in ms["phases"].items()))
+        ratios = ([f"{ms['wall_s'] / r['wall_s']:.1f}×", f"{ms['cpu_s'] / r['cpu_s']:.1f}×"] if ms.get("exit") == 0
+                  else ["–", "–"])
+        print(f"| {name} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {r['peak_rss_mb']:.0f} | {' | '.join(ratios)} |")
+    for name, r in results.items():
+        if r.get("phases"):
+            print(f"\n{name} phases (wall s): " + ", ".join(f"{k} {v:.2f}" for k, v in r["phases"].items()))
     if ms.get("values"):
         print("\n| measure | MS Recommenders | " + " | ".join(n for n in results if n != "ms_recommenders") + " |")
         print("|---|---:|" + "---:|" * (len(results) - 1))
@@ -347,7 +365,7 @@ def main() -> None:
     parser.add_argument("--wait-idle", type=float, default=60,
                         help="before each run wait up to this many seconds for idle CPUs (0: don't)")
     parser.add_argument("--timeout", type=float, default=3600, help="per contender run, seconds")
-    parser.add_argument("--ms-memory", type=float, default=12,
+    parser.add_argument("--ms-memory", type=float, default=16,
                         help="MS Recommenders' address-space cap in GB (RLIMIT_AS)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--results", type=Path, help="where the figures are merged (default bench/results.json)")
@@ -356,8 +374,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         name, folder = args.child[0], Path(args.child[1])
-        if name == "ms_recommenders":
-            ms_recommenders_child(folder, args.ms_memory)
+        if name.startswith("ms_recommenders"):
+            ms_recommenders_child(folder, args.ms_memory, identity_hash=name == "ms_recommenders_idhash")
         elif name == "duckrank_evaluate":
             duckrank_evaluate_child(folder)
         else:
