@@ -203,6 +203,11 @@ def ms_recommenders_child(folder: Path, memory_cap_gb: float, identity_hash: boo
     import pandas as pd
     from recommenders.evaluation import python_evaluation as ms
 
+    if int(pd.__version__.split(".")[0]) >= 3:
+        # under pandas 3's copy-on-write its chained `frame[col].fillna(0, inplace=True)` changes
+        # nothing, so pairs never seen together stay NaN and diversity comes out wrong
+        raise SystemExit(f"MS Recommenders 1.2.1 needs pandas < 3 (this is {pd.__version__}): "
+                         "pip install 'pandas<3'")
     if identity_hash:
         # What-if, not MS as shipped: its lru_cache_df keys every call on a hash of each
         # DataFrame's bytes made into a Python tuple (about two thirds of its time here). Keyed on
