@@ -37,6 +37,9 @@ and reading the files count), on the same files, after the page cache is warmed:
 - duckrank_antijoin: `duckrank.evaluate` on a run anti-joined by hand in DuckDB, with the
   trec_eval spellings P@10, recall@10, nDCG@10 (on implicit feedback, rating 1, they equal MS's
   precision_at_k, recall_at_k and ndcg_at_k): what works without --exclude, and a cross-check of it.
+- floor: the eight measures with MS's definitions in one hand-written DuckDB query (anti-join,
+  each user's top K by one window, co-occurrence counted for the pairs within a top K only): the
+  least an exact evaluation does here, and a second, independent check of the numbers.
 
 Every contender's numbers are compared with MS Recommenders' (max |difference| per measure), and
 the figures are merged into bench/results.json under "recsys".
@@ -76,7 +79,8 @@ MEASURES = [f"precision_at_k@{K}", f"recall_at_k@{K}", f"ndcg_at_k@{K}", f"map_a
 ANTIJOIN_MEASURES = {f"P@{K}": f"precision_at_k@{K}", f"recall@{K}": f"recall_at_k@{K}",
                      f"ndcg@{K}": f"ndcg_at_k@{K}"}
 COLUMNS = {"query_col": USER, "doc_col": ITEM, "score_col": PREDICTION, "relevance_col": RATING}
-CONTENDERS = ["ms_recommenders", "ms_recommenders_idhash", "duckrank", "duckrank_evaluate", "duckrank_antijoin"]
+CONTENDERS = ["ms_recommenders", "ms_recommenders_idhash", "duckrank", "duckrank_evaluate", "duckrank_antijoin",
+              "floor"]
 DESCRIPTIONS = {
     "ms_recommenders": "Microsoft Recommenders 1.2.1 python_evaluation, end to end (pandas read, "
                        "pandas anti-join of the seen items, the eight functions)",
@@ -84,6 +88,8 @@ DESCRIPTIONS = {
                               "identity instead of a hash of their bytes",
     "duckrank": "duckrank CLI, end to end (`duckrank eval ... --exclude train --train train`)",
     "duckrank_evaluate": "duckrank.evaluate(..., exclude=train, train=train) in a fresh process",
+    "floor": "floor: the eight measures in one hand-written DuckDB query (anti-join, top K window, "
+             "co-occurrence of the needed pairs only; not duckrank)",
     "duckrank_antijoin": "duckrank.evaluate on a run anti-joined by hand in DuckDB (P@10, recall@10, "
                          "nDCG@10 only: what works without --exclude)",
 }
@@ -280,6 +286,73 @@ def duckrank_antijoin_child(folder: Path) -> None:
     emit({ANTIJOIN_MEASURES[name]: value for name, value in values.items()}, phases)
 
 
+# The floor: what a careful engineer writes by hand in DuckDB for the eight measures with MS's
+# definitions: the anti-join, each user's top K by one window, the hits, and the co-occurrence
+# similarity of only the pairs within a top K (counted from the training pairs of users who had
+# both items). $1 recs, $2 train, $3 test.
+FLOOR_SQL = f"""
+WITH train AS (SELECT {USER}, {ITEM} FROM read_parquet($2)),
+test AS (SELECT {USER}, {ITEM} FROM read_parquet($3)),
+top AS (
+    SELECT {USER}, {ITEM}, row_number() OVER (PARTITION BY {USER} ORDER BY {PREDICTION} DESC) AS rank
+    FROM read_parquet($1) r WHERE NOT EXISTS (SELECT 1 FROM train t WHERE t.{USER} = r.{USER} AND t.{ITEM} = r.{ITEM})
+    QUALIFY rank <= {K}
+),
+relevant AS (SELECT {USER}, count(*) AS r FROM test GROUP BY {USER}),
+hits AS (
+    SELECT p.{USER}, p.rank, row_number() OVER (PARTITION BY p.{USER} ORDER BY p.rank) AS hit
+    FROM top p SEMI JOIN test USING ({USER}, {ITEM})
+),
+accuracy AS (
+    SELECT u.{USER}, u.r, count(h.rank) AS hits,
+           coalesce(sum(1 / log2(h.rank + 1)), 0) AS dcg, coalesce(sum(h.hit / h.rank), 0) AS ap_sum,
+           (SELECT sum(1 / log2(i + 1)) FROM range(1, least(u.r, {K}) + 1) s(i)) AS idcg
+    FROM relevant u SEMI JOIN (SELECT DISTINCT {USER} FROM top) USING ({USER})
+    LEFT JOIN hits h USING ({USER}) GROUP BY u.{USER}, u.r
+),
+popularity AS (SELECT {ITEM}, count(*) AS n FROM train GROUP BY {ITEM}),
+pairs AS (
+    SELECT a.{USER}, a.{ITEM} AS i1, b.{ITEM} AS i2 FROM top a JOIN top b ON a.{USER} = b.{USER} AND a.{ITEM} < b.{ITEM}
+),
+needed AS (SELECT DISTINCT i1, i2 FROM pairs),
+together AS (
+    SELECT a.{ITEM} AS i1, b.{ITEM} AS i2, count(*) AS n
+    FROM train a JOIN train b ON a.{USER} = b.{USER} AND a.{ITEM} < b.{ITEM}
+    SEMI JOIN needed ON needed.i1 = a.{ITEM} AND needed.i2 = b.{ITEM} GROUP BY ALL
+),
+similarity AS (
+    SELECT t.i1, t.i2, t.n / sqrt(p1.n * p2.n) AS sim FROM together t
+    JOIN popularity p1 ON p1.{ITEM} = t.i1 JOIN popularity p2 ON p2.{ITEM} = t.i2
+),
+diversity AS (
+    SELECT {USER}, 1 - avg(coalesce(s.sim, 0)) AS d FROM pairs LEFT JOIN similarity s USING (i1, i2) GROUP BY {USER}
+),
+shown AS (SELECT {ITEM}, count(*) AS n FROM top GROUP BY {ITEM})
+SELECT
+    (SELECT avg(hits / {K}) FROM accuracy),
+    (SELECT avg(hits / r) FROM accuracy),
+    (SELECT avg(dcg / idcg) FROM accuracy),
+    (SELECT avg(ap_sum / least(r, {K})) FROM accuracy),
+    (SELECT sum(-log2(p.n / (SELECT count(*) FROM train))) / (SELECT count(*) FROM top)
+     FROM top JOIN popularity p USING ({ITEM})),
+    (SELECT avg(d) FROM diversity),
+    (SELECT count(*) FROM shown) / (SELECT count(*) FROM popularity),
+    (SELECT -sum(n / (SELECT count(*) FROM top) * log2(n / (SELECT count(*) FROM top))) FROM shown)
+"""
+
+
+def floor_child(folder: Path) -> None:
+    phases = Phases()
+    import duckdb
+
+    phases.mark("import")
+    con = duckdb.connect()
+    row = con.execute(FLOOR_SQL, [str(folder / name) for name in ("recs.parquet", "train.parquet", "test.parquet")]
+                      ).fetchall()[0]
+    phases.mark("query")
+    emit(dict(zip(MEASURES, map(float, row))), phases)
+
+
 # ---------------------------------------------------------------------------------------------
 # running and reporting
 
@@ -381,6 +454,8 @@ def main() -> None:
         name, folder = args.child[0], Path(args.child[1])
         if name.startswith("ms_recommenders"):
             ms_recommenders_child(folder, args.ms_memory, identity_hash=name == "ms_recommenders_idhash")
+        elif name == "floor":
+            floor_child(folder)
         elif name == "duckrank_evaluate":
             duckrank_evaluate_child(folder)
         else:
