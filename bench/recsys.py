@@ -30,7 +30,7 @@ and reading the files count), on the same files, after the page cache is warmed:
   diversity (co-occurrence similarity from train), catalog_coverage, distributional_coverage.
   Capped by --ms-memory (RLIMIT_AS): a run that would exhaust the machine fails instead.
 - ms_recommenders_idhash: what-if, not MS as shipped: the same with its lru_cache_df keyed on the
-  frames' identity instead of a hash of all their bytes (most of MS's time), to show what the
+  frames' identity instead of a hash of all their bytes (over half of MS's time), to show what the
   functions themselves cost.
 - duckrank: the CLI, `duckrank eval test recs --exclude train --train train -m ...`.
 - duckrank_evaluate: `duckrank.evaluate(test, recs, measures, exclude=train, train=train, ...)`.
@@ -216,7 +216,7 @@ def ms_recommenders_child(folder: Path, memory_cap_gb: float, identity_hash: boo
                          "pip install 'pandas<3'")
     if identity_hash:
         # What-if, not MS as shipped: its lru_cache_df keys every call on a hash of each
-        # DataFrame's bytes made into a Python tuple (about two thirds of its time here). Keyed on
+        # DataFrame's bytes made into a Python tuple (over half of its CPU time at full size). Keyed on
         # the frames' identity instead, the cache behaves the same for this script, which keeps
         # every frame alive while it is used.
         from recommenders.datasets.pandas_df_utils import PandasHash
