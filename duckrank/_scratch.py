@@ -8,6 +8,7 @@ import atexit
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 from typing import Any
@@ -24,6 +25,11 @@ def folder() -> str:
         if _folder is None or _owner != os.getpid() or not os.path.isdir(_folder):
             _folder, _owner = tempfile.mkdtemp(prefix="duckrank-"), os.getpid()
             atexit.register(remove)
+            if "multiprocessing" in sys.modules:
+                # a multiprocessing worker ends with os._exit, which skips atexit; its own exit runs these
+                from multiprocessing import util
+
+                util.Finalize(None, remove, exitpriority=0)
         return _folder
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import duckdb
 
-from duckrank._library import connect
+from duckrank._library import connect, interruptible
 from duckrank._sql import quote_identifier
 from duckrank.errors import InputError, MeasureError, OptionError
 from duckrank.evaluation import Guest, Results, compute
@@ -168,6 +168,7 @@ def resolve_baseline(baseline: Any, runs: list[str]) -> str:
     raise OptionError(f"baseline {text!r} is not one of the runs ({listed})")
 
 
+@interruptible
 def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, baseline: Any = None,
             permutations: int = 10_000, bootstrap: int = 10_000, seed: int = 0, confidence: float = 0.95,
             alpha: float = 0.05, correction: str = "holm", test: str = "t", complete: bool = False,

@@ -20,6 +20,7 @@ from duckrank._library import (
     configure,
     connect,
     holds_library,
+    interruptible,
     library_digest,
     load,
     shared_cursor,
@@ -426,6 +427,7 @@ def _batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: lis
     return selects
 
 
+@interruptible
 def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("map",), *, log: Any = None,
             label: str | None = None, label_map: dict[Any, float] | None = None, run_names: list[str] | None = None,
             by: list[str] | str | None = None, run_format: str | None = None, qrels_format: str | None = None,
@@ -527,6 +529,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     return Results(con, plan.runs, parsed, table, segments)
 
 
+@interruptible
 def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("map",), *, per_query: bool = False,
              **options: Any) -> Any:
     """Evaluate `run` against `qrels`: {measure: mean over queries}, keyed by the measure as given.

@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 
 from duckrank import __version__
-from duckrank._library import connect
+from duckrank._library import connect, interruptible
 from duckrank._sql import literal, quote_identifier
 from duckrank.comparison import DEFAULTS as COMPARE_DEFAULTS
 from duckrank.comparison import Comparison, _check_measures, compare, resolve_baseline
@@ -156,6 +156,7 @@ def per_query_differences(con: duckdb.DuckDBPyConnection, table: str, runs: list
     return list(panels.values())
 
 
+@interruptible
 def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, *, baseline: Any = None,
            by: list[str] | str | None = None, run_names: list[str] | None = None, command: str = "",
            con: duckdb.DuckDBPyConnection | None = None, statistics: bool = True, **options: Any) -> ReportData:
@@ -559,6 +560,7 @@ def comparison_figure(comparison: Comparison, kind: str):
     raise OptionError(f"a comparison draws {shown}; got {kind!r}")
 
 
+@interruptible
 def report(qrels: Any, runs: Any, path: str | None = None, measures: list[str] | str = DEFAULT_MEASURES, *,
            baseline: Any = None, by: list[str] | str | None = None, command: str | None = None,
            **options: Any) -> Report:

@@ -173,17 +173,55 @@ def handle_errors(function: Callable) -> Callable:
         from duckrank import _scratch
 
         previous = _scratch.handle_signals()
+        watcher = _SignalWatcher() if previous else None
         try:
             return _run(function, *args, **kwargs)
         finally:
+            if watcher is not None:
+                watcher.stop()
             _scratch.restore_signals(previous)
 
     return wrapper
 
 
+class _SignalWatcher:
+    """Stops DuckDB's query the moment a signal arrives. Python runs a signal's handler in the main
+    thread only between bytecodes, which DuckDB's Python client reaches after each task of a query
+    (seconds on a large input); the signal's number also goes to a wakeup pipe, and this thread,
+    reading it, interrupts duckrank's connections at once. The handler then runs in the main thread
+    (duckrank._scratch.handle_signals), which unwinds and exits with the signal's status."""
+
+    def __init__(self) -> None:
+        self.read, self.write = os.pipe()
+        os.set_blocking(self.write, False)
+        self.previous = signal.set_wakeup_fd(self.write, warn_on_full_buffer=False)
+        self.thread = threading.Thread(target=self._watch, name="duckrank-signals", daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        from duckrank._library import interrupt_all
+
+        while True:
+            try:
+                data = os.read(self.read, 64)
+            except OSError:
+                return
+            if not data or 0 in data:  # stop() writes a 0: no signal has that number
+                return
+            interrupt_all()
+
+    def stop(self) -> None:
+        signal.set_wakeup_fd(self.previous)
+        with contextlib.suppress(OSError):
+            os.write(self.write, b"\0")
+        self.thread.join(timeout=5)
+        for fd in (self.read, self.write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 def _run(function: Callable, *args, **kwargs):
     from duckrank import _scratch
-    from duckrank.errors import DuckrankError, MeasureError, OptionError
 
     try:
         return function(*args, **kwargs)
@@ -191,6 +229,18 @@ def _run(function: Callable, *args, **kwargs):
         raise
     except (KeyboardInterrupt, _scratch.Terminated):
         raise _stopped() from None
+    except Exception as error:
+        if _scratch.received is None:  # not DuckDB's answer to a signal (which any error can wrap)
+            _failed(error)
+        raise _stopped() from None
+
+
+def _failed(error: Exception) -> None:
+    """Raise the click exit that says `error`: usage problems 2, data problems 1."""
+    from duckrank.errors import DuckrankError, MeasureError, OptionError
+
+    try:
+        raise error
     except (MeasureError, OptionError) as error:
         # "ties must be one of ..." from the library, as the command line spells it: "--ties ..."
         raise click.UsageError("\nError: ".join(as_flags(line) for line in clean_message(error).splitlines())) from None
@@ -209,8 +259,6 @@ def _run(function: Callable, *args, **kwargs):
         where = f"{error.filename}: " if error.filename else ""
         raise click.ClickException(f"{where}{error.strerror or error}") from None
     except Exception as error:
-        if _scratch.received is not None:  # DuckDB's "Query interrupted", answering the signal
-            raise _stopped() from None
         if os.environ.get("DUCKRANK_DEBUG"):
             raise
         if _is_duckdb_error(error):
