@@ -145,6 +145,10 @@ def clean_message(message: Any) -> str:
     message = re.sub(r"(?<![-\w])label_map=", "--label-map", message)
     message = re.sub(r"(?<![-\w])label=", "--label", message)
     message = re.sub(rf"\b({_WORD_CONVENTIONS}) := '(\w+)'", r"--\1 \2", message)
+    # run_names= is Python's; on the command line a run is named by its file
+    message = message.replace("give each run its own name (run_names=)",
+                              "give each run file once (to compare a run with itself, give a copy or a link to it "
+                              "under another name)")
     message = message.replace("--run-format / run_format=", "--run-format").replace(
         "--qrels-format / qrels_format=", "--qrels-format")
     return message
