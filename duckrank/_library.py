@@ -104,6 +104,8 @@ _shared_lock = threading.Lock()
 _shared_cursors: weakref.WeakSet = weakref.WeakSet()
 # Every connection and cursor duckrank opened in this process, for interrupt_all().
 _opened: weakref.WeakSet = weakref.WeakSet()
+
+
 def _after_fork_in_child() -> None:
     """A forked child (a multiprocessing fork pool, a DataLoader worker) opens its own database."""
     global _shared, _shared_lock, _shared_cursors

@@ -188,6 +188,10 @@ def handle_errors(function: Callable) -> Callable:
     return wrapper
 
 
+# The signals that stop a command (duckrank._scratch.handle_signals).
+STOPPING_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
 class _SignalWatcher:
     """Stops DuckDB's query the moment a signal arrives. Python runs a signal's handler in the main
     thread only between bytecodes, which DuckDB's Python client reaches after each task of a query
@@ -212,7 +216,8 @@ class _SignalWatcher:
                 return
             if not data or 0 in data:  # stop() writes a 0: no signal has that number
                 return
-            interrupt_all()
+            if STOPPING_SIGNALS & set(data):
+                interrupt_all()
 
     def stop(self) -> None:
         signal.set_wakeup_fd(self.previous)
