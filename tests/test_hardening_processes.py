@@ -29,8 +29,9 @@ DATA = REPO / "data"
 QRELS, RUN, RUN_B = (str(DATA / name) for name in ("qrels.parquet", "run.parquet", "run_b.parquet"))
 
 
-def python(code: str, timeout: float = 90) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+def python(code: str, timeout: float = 90, tmp: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+           **({"TMPDIR": str(tmp)} if tmp else {})}
     try:
         return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
                               timeout=timeout, env=env, cwd=REPO)
@@ -43,7 +44,7 @@ def expected() -> float:
     return duckrank.evaluate(QRELS, RUN, ["map"])["map"]
 
 
-def test_evaluate_in_a_forked_child(expected):
+def test_evaluate_in_a_forked_child(expected, tmp_path):
     done = python(f"""
         import os, sys, duckrank
         print(duckrank.evaluate({QRELS!r}, {RUN!r}, ["map"])["map"], flush=True)
@@ -53,15 +54,17 @@ def test_evaluate_in_a_forked_child(expected):
             sys.exit(0)  # a full interpreter exit: the inherited database must not abort it
         print("child", os.waitpid(pid, 0)[1], flush=True)
         print(duckrank.evaluate({QRELS!r}, {RUN!r}, ["map"])["map"])
-    """, timeout=60)
+    """, timeout=60, tmp=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.split()
     assert lines[2:4] == ["child", "0"], done.stdout + done.stderr
     assert [float(x) for x in lines[:2] + lines[4:]] == pytest.approx([expected] * 3, abs=1e-12)
+    assert list(tmp_path.iterdir()) == []  # the child's scratch folder went with it, the parent's too
 
 
 @pytest.mark.parametrize("idle", [False, True], ids=["busy-parent", "idle-parent"])
-def test_evaluate_in_a_multiprocessing_fork_pool(expected, idle):
+def test_evaluate_in_a_multiprocessing_fork_pool(expected, idle, tmp_path):
+    """...and the workers, stopped by the pool's terminate(), leave no scratch folder behind."""
     done = python(f"""
         import multiprocessing, threading, duckrank
         duckrank.evaluate({QRELS!r}, {RUN!r}, ["map"])
@@ -69,9 +72,10 @@ def test_evaluate_in_a_multiprocessing_fork_pool(expected, idle):
             threading.Event().wait(0.5)  # the parent's database sits idle, its threads parked
         with multiprocessing.get_context("fork").Pool(2) as pool:
             print(*(v["map"] for v in pool.starmap(duckrank.evaluate, [({QRELS!r}, {RUN!r}, ["map"])] * 4)))
-    """, timeout=60)
+    """, timeout=60, tmp=tmp_path)
     assert done.returncode == 0, done.stderr
     assert [float(x) for x in done.stdout.split()] == pytest.approx([expected] * 4, abs=1e-12)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_ctrl_c_during_evaluate_is_a_keyboard_interrupt(tmp_path):
