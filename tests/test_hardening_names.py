@@ -74,6 +74,18 @@ def test_sql_spark_reads_the_quoted_table_on_spark(spark):
     assert row["value"] == pytest.approx(expected, abs=1e-12)
 
 
+def test_spark_evaluate_reads_quoted_table_names(spark):
+    from duckrank import spark as duckrank_spark
+
+    spark.read.parquet(str(DATA / "run.parquet")).createOrReplaceTempView("duckrank_names_run")
+    spark.sql("CREATE OR REPLACE TEMP VIEW `we'ird\"t ``r` AS SELECT * FROM duckrank_names_run")
+    rows = duckrank_spark.evaluate(spark, str(DATA / "qrels.parquet"), "`we'ird\"t ``r`", ["map"]).collect()
+    expected = duckrank.evaluate(str(DATA / "qrels.parquet"), str(DATA / "run.parquet"), ["map"])["map"]
+    assert rows[0]["value"] == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(duckrank.InputError, match="is neither a Spark table nor a file"):
+        duckrank_spark.evaluate(spark, str(DATA / "qrels.parquet"), "duckrank_names_run -- c", ["map"])
+
+
 def test_spark_column_names_are_quoted_identifiers(spark):
     """score_col with backticks is the column of that name, never an expression over other columns:
     a name that would negate the scores if spliced leaves MAP unchanged; backticks in query_col work."""

@@ -171,7 +171,7 @@ def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None]) ->
     wanted = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}[kind]
     if isinstance(source, DataFrame):
         frame, label = source, "DataFrame"
-    elif isinstance(source, str) and re.fullmatch(r"[A-Za-z_][\w.]*", source) and spark.catalog.tableExists(source):
+    elif table_parts(source) is not None and spark.catalog.tableExists(source):
         frame, label = spark.table(source), source
     elif isinstance(source, str):
         import os
