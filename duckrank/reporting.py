@@ -212,7 +212,8 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
             families[re.sub(r"[@.]\{k\}$", "", template)] = template
     con = con if con is not None else connect()
     full = [_full_spelling(level) for level in FULL_LEVELS]
-    deepest = _deepest(con, runs, options)
+    tags: list[str | None] = []
+    deepest = _deepest(con, runs, options, tags)
     curve_spellings = [template.format(k=k) for template in families.values() for k in CUTOFFS
                        if deepest is None or k <= max(deepest, 1)]
     # compare reads the headline measures and then num_ret from the same results (one pass for all)
@@ -223,9 +224,12 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
     paths: dict[str, str] = {}
     if run_names is None and isinstance(runs, (list, tuple)) and len(runs) > 1 and all(
             isinstance(run, str) and run != "-" for run in runs):
-        # runs are named by their shortest unique file stems: the figures' titles and the tables stay
-        # short, and the data table gives each run's path once
+        # runs are named by their TREC tags or shortest unique file stems: the figures' titles and the
+        # tables stay short, and the data table gives each run's path once
         shorter = short_names(list(runs))
+        tagged = [tag or name for tag, name in zip(tags, shorter or runs)]
+        if tags and any(tags) and len(set(tagged)) == len(tagged):
+            shorter = tagged  # a TREC run is named by its tag, as trec_eval names it
         if shorter is not None:
             if baseline is not None and not isinstance(baseline, int):
                 try:
@@ -288,9 +292,11 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
     return data
 
 
-def _deepest(con: duckdb.DuckDBPyConnection, runs: Any, options: dict[str, Any]) -> int | None:
+def _deepest(con: duckdb.DuckDBPyConnection, runs: Any, options: dict[str, Any],
+             tags: list[str | None] | None = None) -> int | None:
     """The most documents any run retrieves for a query (capped by max_rank): the curves stop there.
-    None when a run comes from standard input, which can be read only once."""
+    None when a run comes from standard input, which can be read only once. `tags` receives each
+    run's TREC tag (None for a run that is no TREC text)."""
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     if any(isinstance(run, str) and run == "-" for run in run_list):
         return None
@@ -300,6 +306,8 @@ def _deepest(con: duckdb.DuckDBPyConnection, runs: Any, options: dict[str, Any])
     for run in run_list:
         source = read_table(con, run, "run", fmt=options.get("run_format"), columns=columns,
                             literal=options.get("literal"))
+        if tags is not None:
+            tags.append(source.name)
         keys = "run_id, query_id" if source.has_run_id else "query_id"
         found = con.execute(f"SELECT max(n) FROM (SELECT count(*) AS n FROM {source.view} GROUP BY {keys})"
                             ).fetchall()[0][0]

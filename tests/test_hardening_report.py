@@ -165,3 +165,18 @@ def test_the_same_run_twice_says_what_the_cli_can_do(tmp_path, command):
     assert "run_names=" not in result.stderr
     assert "give each run file once (to compare a run with itself, give a copy or a link to it under another " \
            "name)" in result.stderr
+
+
+def test_trec_runs_are_labelled_by_their_tags(tmp_path):
+    paths = []
+    for name, source, tag in (("a", "run.parquet", "bm25"), ("b", "run_b.parquet", "dense")):
+        path = tmp_path / f"{name}.txt"
+        duckdb.sql(f"COPY (SELECT query_id, 'Q0', doc_id, row_number() OVER (PARTITION BY query_id ORDER BY score DESC), "
+                   f"score, '{tag}' FROM '{DATA / source}') TO '{path}' (FORMAT csv, DELIMITER ' ', HEADER false)")
+        paths.append(path)
+    out = tmp_path / "report.html"
+    result = cli("report", DATA / "qrels.parquet", *paths, "--baseline", "dense", "-o", out, "-m", "map", *FAST)
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert f'<th scope="row">bm25</th><td class="run"><code>{paths[0]}</code></td>' in page
+    assert "map: bm25 minus dense" in page and "baseline dense;" in page
