@@ -177,7 +177,7 @@ def handle_errors(function: Callable) -> Callable:
         from duckrank import _scratch
 
         previous = _scratch.handle_signals()
-        watcher = _SignalWatcher() if previous else None
+        watcher = _SignalWatcher.start() if previous else None
         try:
             return _run(function, *args, **kwargs)
         finally:
@@ -201,10 +201,24 @@ class _SignalWatcher:
 
     def __init__(self) -> None:
         self.read, self.write = os.pipe()
-        os.set_blocking(self.write, False)
-        self.previous = signal.set_wakeup_fd(self.write, warn_on_full_buffer=False)
+        try:
+            os.set_blocking(self.write, False)
+            self.previous = signal.set_wakeup_fd(self.write, warn_on_full_buffer=False)
+        except (OSError, ValueError):
+            os.close(self.read)
+            os.close(self.write)
+            raise
         self.thread = threading.Thread(target=self._watch, name="duckrank-signals", daemon=True)
         self.thread.start()
+
+    @classmethod
+    def start(cls) -> _SignalWatcher | None:
+        """A watcher, or None where a pipe cannot be a wakeup fd (Windows takes only a socket):
+        there a signal lands when DuckDB's current task ends, as before."""
+        try:
+            return cls()
+        except (OSError, ValueError):
+            return None
 
     def _watch(self) -> None:
         from duckrank._library import interrupt_all
