@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 import weakref
-from functools import cache
+from collections.abc import Callable
+from functools import cache, wraps
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +84,7 @@ def connect(database: str = ":memory:", **kwargs) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with duckrank's macros loaded. DuckDB's progress bar is off: a library
     must not write to the caller's terminal (the CLI turns it on for an interactive stderr)."""
     con = duckdb.connect(database, **kwargs)
+    _opened.add(con)
     private_settings(con)
     return load(con)
 
@@ -96,24 +99,76 @@ def private_settings(con: duckdb.DuckDBPyConnection) -> None:
 
 
 _shared: duckdb.DuckDBPyConnection | None = None
+_shared_pid: int | None = None  # the process that opened _shared
 _shared_lock = threading.Lock()
 _shared_cursors: weakref.WeakSet = weakref.WeakSet()
+# Every connection and cursor duckrank opened in this process, for interrupt_all().
+_opened: weakref.WeakSet = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (a multiprocessing fork pool, a DataLoader worker) opens its own database."""
+    global _shared, _shared_lock, _shared_cursors
+    if _shared is not None:
+        import ctypes
+
+        for con in (_shared, *_shared_cursors):
+            # a reference nothing releases, not even the interpreter's exit: destroying the inherited
+            # database would join threads that are not in this process, which aborts it
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(con))
+    _shared, _shared_lock, _shared_cursors = None, threading.Lock(), weakref.WeakSet()
+    _opened.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def shared_cursor() -> duckdb.DuckDBPyConnection:
     """A new cursor of duckrank's process-wide in-memory database, whose macros are loaded once:
     an evaluation in a notebook loop pays neither a new database nor the library load. Each cursor
-    has its own temporary views and registered tables, which go when it is closed."""
-    global _shared
+    has its own temporary views and registered tables, which go when it is closed. One database
+    per process: a forked child opens its own (_after_fork_in_child)."""
+    global _shared, _shared_pid
     with _shared_lock:
-        if _shared is None:
+        if _shared is None or _shared_pid != os.getpid():
             con = duckdb.connect()
             private_settings(con)
             con.execute(evaluation_sql()).fetchall()
-            _shared = con
+            _shared, _shared_pid = con, os.getpid()
         cursor = _shared.cursor()
         _shared_cursors.add(cursor)
+        _opened.add(cursor)
         return cursor
+
+
+def interruptible(function: Callable) -> Callable:
+    """Ctrl-C during a query reaches the caller as KeyboardInterrupt, as from any Python code: DuckDB
+    runs the signal's handler while it waits for a query, and answers the KeyboardInterrupt that the
+    handler raises with its own RuntimeError "Query interrupted" (the CLI tells SIGTERM and SIGHUP
+    apart by duckrank._scratch.received)."""
+
+    @wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            if isinstance(error, getattr(duckdb, "InterruptException", ())) or (
+                    isinstance(error, RuntimeError) and str(error) == "Query interrupted"):
+                raise KeyboardInterrupt from error
+            raise
+
+    return wrapper
+
+
+def interrupt_all() -> None:
+    """Interrupt the query of every connection duckrank opened, from any thread: the command line's
+    answer to a signal, which Python itself would only see once DuckDB's current task ends."""
+    for con in list(_opened):
+        try:
+            con.interrupt()
+        except Exception:  # noqa: BLE001 - a closed connection runs nothing
+            pass
 
 
 def holds_library(con: duckdb.DuckDBPyConnection) -> bool:

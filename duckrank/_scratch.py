@@ -1,6 +1,7 @@
 """duckrank's private scratch folder: DuckDB's spill files, copies of piped inputs and the links
 that make a literal path readable. One folder per process, in the system's temporary folder (never
-the caller's working directory), removed at exit, also when a signal stops the command line."""
+the caller's working directory; a forked child's inside its parent's), removed at exit, also when a
+signal stops the command line."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import atexit
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 from typing import Any
@@ -17,13 +19,30 @@ _owner: int | None = None  # the process that made it: a forked child neither us
 _lock = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()  # another thread of the parent may have held it at the fork
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def folder() -> str:
     """The process's scratch folder, created (mode 0700) on first use."""
     global _folder, _owner
     with _lock:
         if _folder is None or _owner != os.getpid() or not os.path.isdir(_folder):
-            _folder, _owner = tempfile.mkdtemp(prefix="duckrank-"), os.getpid()
+            # a forked child's folder is inside its parent's: when the child is killed (a fork pool's
+            # terminate()), the parent's exit still removes it
+            parent = _folder if _folder is not None and _owner != os.getpid() and os.path.isdir(_folder) else None
+            _folder, _owner = tempfile.mkdtemp(prefix="duckrank-", dir=parent), os.getpid()
             atexit.register(remove)
+            if "multiprocessing" in sys.modules:
+                # a multiprocessing worker ends with os._exit, which skips atexit; its own exit runs these
+                from multiprocessing import util
+
+                util.Finalize(None, remove, exitpriority=0)
         return _folder
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import duckdb
 
-from duckrank._library import connect
+from duckrank._library import connect, interruptible
 from duckrank._sql import quote_identifier
 from duckrank.errors import InputError, MeasureError, OptionError
 from duckrank.evaluation import Guest, Results, compute
@@ -38,6 +38,8 @@ DEFAULTS: dict[str, Any] = {"permutations": 10_000, "bootstrap": 10_000, "seed":
 # Replicates of the bootstrap and the randomization test: a million resolves p to 1e-6; more only
 # costs memory and time (2e9 filled 20 GB before it failed).
 MAX_REPLICATES = 1_000_000
+# A seed is a BIGINT in the SQL library (duckrank.replicate_key hashes it).
+SEED_RANGE = (-2 ** 63, 2 ** 63 - 1)
 # The result's columns after the segment columns, in order.
 COLUMNS = ("metric", "run", "is_baseline", "n", "mean", "mean_ci_low", "mean_ci_high", "diff", "ci_low", "ci_high",
            "relative_change", "t", "df", "p_ttest", "p_randomization", "p_ttest_adjusted",
@@ -112,12 +114,10 @@ def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     checked = dict(settings)
     for name in ("permutations", "bootstrap", "seed"):
         value = settings[name]
-        minimum = None if name == "seed" else 0
-        maximum = None if name == "seed" else MAX_REPLICATES
-        if (isinstance(value, bool) or not isinstance(value, int) or (minimum is not None and value < minimum)
-                or (maximum is not None and value > maximum)):
-            kind = "a whole number" if name == "seed" else f"a whole number from 0 to {MAX_REPLICATES}"
-            problems.append(f"{name} must be {kind}; got {value!r}")
+        minimum, maximum = (SEED_RANGE if name == "seed" else (0, MAX_REPLICATES))
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+            shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}... ({len(repr(value))} digits)"
+            problems.append(f"{name} must be a whole number from {minimum} to {maximum}; got {shown}")
     for name in ("confidence", "alpha"):
         value = settings[name]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
@@ -168,6 +168,7 @@ def resolve_baseline(baseline: Any, runs: list[str]) -> str:
     raise OptionError(f"baseline {text!r} is not one of the runs ({listed})")
 
 
+@interruptible
 def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, baseline: Any = None,
             permutations: int = 10_000, bootstrap: int = 10_000, seed: int = 0, confidence: float = 0.95,
             alpha: float = 0.05, correction: str = "holm", test: str = "t", complete: bool = False,

@@ -20,6 +20,7 @@ from duckrank._library import (
     configure,
     connect,
     holds_library,
+    interruptible,
     library_digest,
     load,
     shared_cursor,
@@ -381,6 +382,11 @@ def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels
             return InputError(f"{run.label} is empty: there is nothing to evaluate")
     if _count(con, qrels.view) == 0:
         return InputError(f"{qrels.label} is empty: there is nothing to evaluate against")
+    common = con.sql(f"SELECT count(*) FROM (SELECT query_id FROM {quote_identifier(runs[0].view)} INTERSECT "
+                     f"SELECT query_id FROM {quote_identifier(qrels.view)})").fetchall()[0][0]
+    if common:  # every query in common was left out: empty := 'skip', and none has a relevant doc
+        return InputError(f"{runs[0].label} and {qrels.label} share {common} queries, but none has a relevant doc, and "
+                          f"empty := 'skip' leaves such queries out; use empty := 'zero' or empty := 'nan' to score them")
     return InputError(f"no query_id in common between {runs[0].label} (e.g. {sample(runs[0].view)}) and "
                       f"{qrels.label} (e.g. {sample(qrels.view)}); check that both describe the same queries")
 
@@ -426,6 +432,7 @@ def _batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: lis
     return selects
 
 
+@interruptible
 def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("map",), *, log: Any = None,
             label: str | None = None, label_map: dict[Any, float] | None = None, run_names: list[str] | None = None,
             by: list[str] | str | None = None, run_format: str | None = None, qrels_format: str | None = None,
@@ -530,6 +537,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     return Results(con, plan.runs, parsed, table, segments)
 
 
+@interruptible
 def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("map",), *, per_query: bool = False,
              **options: Any) -> Any:
     """Evaluate `run` against `qrels`: {measure: mean over queries}, keyed by the measure as given.

@@ -39,6 +39,22 @@ _STYLE = {"font.size": 8.5, "axes.titlesize": 9, "axes.labelsize": 8.5, "legend.
           "font.family": "sans-serif", "font.sans-serif": ["DejaVu Sans", "Helvetica", "Arial"]}
 
 
+# Longest run name or segment value a figure shows whole; a longer one keeps its start and end.
+LABEL_CHARS = 40
+
+
+def label(value: Any, limit: int = LABEL_CHARS) -> str:
+    """A name as a figure's text, never markup: shortened with an ellipsis past `limit` characters,
+    every $ escaped (matplotlib reads $...$ as mathtext, a crash or italics), and a leading _
+    kept visible (matplotlib leaves a legend entry out when its label starts with one)."""
+    text = str(value)
+    if len(text) > limit:
+        head = (limit - 1) // 2
+        text = f"{text[:head]}\u2026{text[len(text) - (limit - 1 - head):]}"
+    text = text.replace("$", r"\$")
+    return "\u200b" + text if text.startswith("_") else text
+
+
 def colour(index: int) -> str:
     return _COLOURS[index % len(_COLOURS)]
 
@@ -116,10 +132,10 @@ def precision_recall(eleven: dict[str, list[tuple[float, float]]], full: dict[st
     for index, run in enumerate(runs):
         if run in eleven:
             x, y = zip(*eleven[run])
-            left.plot(x, y, marker="o", markersize=3, linewidth=1.4, color=colour(index), label=run)
+            left.plot(x, y, marker="o", markersize=3, linewidth=1.4, color=colour(index), label=label(run))
         if run in full:
             x, y = zip(*full[run])
-            right.plot(x, y, linewidth=1.4, color=colour(index), label=run)
+            right.plot(x, y, linewidth=1.4, color=colour(index), label=label(run))
     left.set_title("interpolated precision, 11 points (iprec_at_recall)")
     right.set_title("interpolated precision, every 0.05 of recall")
     for axis in (left, right):
@@ -139,10 +155,10 @@ def cutoffs(curves: dict[str, dict[str, list[tuple[int, float]]]], runs: Sequenc
         for index, run in enumerate(runs):
             if by_run.get(run):
                 x, y = zip(*by_run[run])
-                axis.plot(x, y, marker="o", markersize=2.5, linewidth=1.4, color=colour(index), label=run)
+                axis.plot(x, y, marker="o", markersize=2.5, linewidth=1.4, color=colour(index), label=label(run))
         axis.set_xscale("log")
         axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-        axis.set_title(f"{family} against k (depth {depth})")
+        axis.set_title(f"{label(family)} against k (depth {depth})")
         axis.set_xlabel("k (log scale)")
         axis.set_ylim(bottom=0)
     _legend(figure, axes, runs)
@@ -158,7 +174,7 @@ def per_query_differences(panels: list[dict[str, Any]]) -> Figure:
     for axis, panel in zip(axes, panels):
         points, n = panel["points"], panel["n"]
         if not points:
-            axis.set_title(f"{panel['measure']}: {panel['run']} has no query in common with the baseline")
+            axis.set_title(f"{label(panel['measure'])}: {label(panel['run'])} has no query in common with the baseline")
             continue
         x = [(position - 0.5) / n for position, _ in points]
         y = [value for _, value in points]
@@ -176,7 +192,7 @@ def per_query_differences(panels: list[dict[str, Any]]) -> Figure:
         axis.grid(axis="x", visible=False)
         record = panel.get("record")
         wtl = f"  W/T/L {record[0]}/{record[1]}/{record[2]}" if record else ""
-        axis.set_title(f"{panel['measure']}: {panel['run']} minus {panel['baseline']}{wtl}")
+        axis.set_title(f"{label(panel['measure'])}: {label(panel['run'])} minus {label(panel['baseline'])}{wtl}")
         axis.set_xlabel(f"{n} queries, sorted by difference")
     return figure
 
@@ -200,10 +216,10 @@ def differences(rows: list[dict[str, Any]], measures: Sequence[str], runs: Seque
             axis.plot([row["diff"]], [position], marker="D" if row["significant"] else "o", markersize=5,
                       color=colour(index))
         axis.axvline(0, color="#444", linewidth=0.8)
-        axis.set_yticks(range(len(others)), others)
+        axis.set_yticks(range(len(others)), [label(run) for run in others])
         axis.set_ylim(-0.6, len(others) - 0.4)
         axis.invert_yaxis()
-        axis.set_title(f"{measure}: difference from {baseline}, {confidence * 100:g}% CI")
+        axis.set_title(f"{label(measure)}: difference from {label(baseline)}, {confidence * 100:g}% CI")
     return figure
 
 
@@ -228,10 +244,10 @@ def distributions(stats: dict[str, dict[Any, dict[str, float]]], groups: Sequenc
                                   "whishi": entry["p95"], "mean": entry["mean"], "fliers": []})
                     positions.append(slot)
                     colours.append(colour(index))
-                    labels.append(run)
+                    labels.append(label(run))
                 slot += 1
             if grouped:
-                ticks.append(((start + slot - 1) / 2, f"{group_label}={group}"))
+                ticks.append(((start + slot - 1) / 2, label(f"{group_label}={group}")))
                 slot += 0.6
         if boxes:
             drawn = axis.bxp(boxes, positions=positions, orientation="horizontal", widths=0.7, showmeans=True,
@@ -242,12 +258,12 @@ def distributions(stats: dict[str, dict[Any, dict[str, float]]], groups: Sequenc
                 patch.set_facecolor(fill)
                 patch.set_alpha(0.75)
         if grouped:
-            axis.set_yticks([t for t, _ in ticks], [label for _, label in ticks])
+            axis.set_yticks([t for t, _ in ticks], [text for _, text in ticks])
         else:
             axis.set_yticks(positions, labels)
         axis.invert_yaxis()
-        axis.set_title(f"{measure}: per-query values")
+        axis.set_title(f"{label(measure)}: per-query values")
     if grouped:
-        handles = [Patch(color=colour(i), alpha=0.75, label=run) for i, run in enumerate(runs)]
+        handles = [Patch(color=colour(i), alpha=0.75, label=label(run)) for i, run in enumerate(runs)]
         figure.figure.legend(handles=handles, loc="outside lower center", ncols=min(len(runs), 4), frameon=False)
     return figure

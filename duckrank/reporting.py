@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 import html
 import math
+import os
 import platform
 import re
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from typing import Any
 import duckdb
 
 from duckrank import __version__
-from duckrank._library import connect
+from duckrank._library import connect, interruptible
 from duckrank._sql import literal, quote_identifier
 from duckrank.comparison import DEFAULTS as COMPARE_DEFAULTS
 from duckrank.comparison import Comparison, _check_measures, compare, resolve_baseline
@@ -48,6 +49,36 @@ SHAPE_MEASURES = ("num_ret", "num_rel", "num_rel_ret", "unj.10")
 DIFF_POINTS = 400
 MOVERS = 5
 MAX_SEGMENTS = 12
+
+
+# What a run file's name ends with, left out of the run's short name.
+_FILE_SUFFIXES = (".gz", ".zst", ".parquet", ".csv", ".tsv", ".jsonl", ".json", ".txt", ".trec", ".run")
+
+
+def short_names(paths: list[str]) -> list[str] | None:
+    """Each run file's shortest unique name: its file stem (bm25 for runs/bm25.parquet), with as
+    many parent folders as tell it apart from the others (2024/bm25, 2025/bm25); None when one
+    path's parts all end another's."""
+    if len(set(paths)) != len(paths):
+        return None
+    split = []
+    for path in paths:
+        parts = [part for part in re.split("[" + re.escape(os.sep + (os.altsep or "")) + "]+", path)
+                 if part not in ("", ".")]
+        stem = parts[-1] if parts else path
+        while stem.lower().endswith(_FILE_SUFFIXES) and "." in stem[1:]:
+            stem = stem[:stem.rindex(".")]
+        split.append([*parts[:-1], stem or path])
+    names = []
+    for index, parts in enumerate(split):
+        others = [other for i, other in enumerate(split) if i != index]
+        # the fewest trailing parts that no other run ends with (a different depth never collides:
+        # it has another number of /)
+        depth = next((d for d in range(1, len(parts) + 1) if all(other[-d:] != parts[-d:] for other in others)), None)
+        if depth is None:  # its whole path is another's tail (runs/a and a): paths, as given
+            return None
+        names.append("/".join(parts[-depth:]))
+    return names
 
 
 def _full_spelling(level: float) -> str:
@@ -87,6 +118,7 @@ class ReportData:
     segments_left_out: int = 0
     command: str = ""
     versions: dict[str, str] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)  # a run's file, when its name is shorter
 
 
 # ---------------------------------------------------------------------------------------------
@@ -156,6 +188,7 @@ def per_query_differences(con: duckdb.DuckDBPyConnection, table: str, runs: list
     return list(panels.values())
 
 
+@interruptible
 def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, *, baseline: Any = None,
            by: list[str] | str | None = None, run_names: list[str] | None = None, command: str = "",
            con: duckdb.DuckDBPyConnection | None = None, statistics: bool = True, **options: Any) -> ReportData:
@@ -179,7 +212,8 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
             families[re.sub(r"[@.]\{k\}$", "", template)] = template
     con = con if con is not None else connect()
     full = [_full_spelling(level) for level in FULL_LEVELS]
-    deepest = _deepest(con, runs, options)
+    tags: list[str | None] = []
+    deepest = _deepest(con, runs, options, tags)
     curve_spellings = [template.format(k=k) for template in families.values() for k in CUTOFFS
                        if deepest is None or k <= max(deepest, 1)]
     # compare reads the headline measures and then num_ret from the same results (one pass for all)
@@ -187,6 +221,22 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
                                      *curve_spellings]))
 
     complete = options.pop("complete", False)
+    paths: dict[str, str] = {}
+    if run_names is None and isinstance(runs, (list, tuple)) and len(runs) > 1 and all(
+            isinstance(run, str) and run != "-" for run in runs):
+        # runs are named by their TREC tags or shortest unique file stems: the figures' titles and the
+        # tables stay short, and the data table gives each run's path once
+        shorter = short_names(list(runs))
+        tagged = [tag or name for tag, name in zip(tags, shorter or runs)]
+        if tags and any(tags) and len(set(tagged)) == len(tagged):
+            shorter = tagged  # a TREC run is named by its tag, as trec_eval names it
+        if shorter is not None:
+            if baseline is not None and not isinstance(baseline, int):
+                try:
+                    baseline = list(runs).index(resolve_baseline(baseline, list(runs)))
+                except OptionError:
+                    pass  # a short name, or no run's: resolved against the short names below
+            run_names, paths = shorter, dict(zip(shorter, runs))
     results = compute(qrels, runs, everything, run_names=run_names, complete=complete, con=con, **options)
     names = list(results.runs)
     base = resolve_baseline(baseline, names) if len(names) > 1 or baseline is not None else None
@@ -195,7 +245,9 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
         means.setdefault(measure, {})[run] = value
 
     values = _layout(con, results, everything)
-    depth = int(con.execute(f"SELECT coalesce(max(value), 0) FROM {values} WHERE metric = 'num_ret'").fetchall()[0][0])
+    # (empty := 'nan' makes every value of a query without relevant docs NaN, num_ret's too)
+    depth = int(con.execute(f"SELECT coalesce(max(value), 0) FROM {values} WHERE metric = 'num_ret' "
+                            f"AND NOT isnan(value)").fetchall()[0][0])
     shown_ks = [k for k in CUTOFFS if k <= max(depth, 1)]
     eleven = {run: [(float(s.split(".", 1)[1]), means[s][run]) for s in ELEVEN_POINTS if run in means.get(s, {})]
               for run in names}
@@ -222,7 +274,7 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
 
     data = ReportData(names, base, spellings, means, eleven, full_curve, curves, depth, distributions, diffs,
                       _shape(con, qrels, values, names, options), rows, settings, notes, segments,
-                      command=command, versions=_versions())
+                      command=command, versions=_versions(), paths=paths)
     if segments:
         by_results = compute(qrels, runs, spellings, run_names=run_names, complete=complete, by=segments, con=con,
                              **options)
@@ -240,9 +292,11 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
     return data
 
 
-def _deepest(con: duckdb.DuckDBPyConnection, runs: Any, options: dict[str, Any]) -> int | None:
+def _deepest(con: duckdb.DuckDBPyConnection, runs: Any, options: dict[str, Any],
+             tags: list[str | None] | None = None) -> int | None:
     """The most documents any run retrieves for a query (capped by max_rank): the curves stop there.
-    None when a run comes from standard input, which can be read only once."""
+    None when a run comes from standard input, which can be read only once. `tags` receives each
+    run's TREC tag (None for a run that is no TREC text)."""
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     if any(isinstance(run, str) and run == "-" for run in run_list):
         return None
@@ -252,6 +306,8 @@ def _deepest(con: duckdb.DuckDBPyConnection, runs: Any, options: dict[str, Any])
     for run in run_list:
         source = read_table(con, run, "run", fmt=options.get("run_format"), columns=columns,
                             literal=options.get("literal"))
+        if tags is not None:
+            tags.append(source.name)
         keys = "run_id, query_id" if source.has_run_id else "query_id"
         found = con.execute(f"SELECT max(n) FROM (SELECT count(*) AS n FROM {source.view} GROUP BY {keys})"
                             ).fetchall()[0][0]
@@ -275,7 +331,8 @@ def _shape(con: duckdb.DuckDBPyConnection, qrels: Any, values: str, runs: list[s
         f"SELECT run, count(DISTINCT query_id) FILTER (WHERE metric = 'num_ret' AND value > 0), "
         f"sum(value) FILTER (WHERE metric = 'num_ret'), max(value) FILTER (WHERE metric = 'num_ret'), "
         f"sum(value) FILTER (WHERE metric = 'num_rel_ret'), avg(value) FILTER (WHERE metric = 'unj.10') "
-        f"FROM {values} GROUP BY run ORDER BY list_position($runs, run)", {"runs": runs}).fetchall()
+        f"FROM {values} WHERE NOT isnan(value) GROUP BY run ORDER BY list_position($runs, run)", {"runs": runs}
+    ).fetchall()
     return {"qrels": {"queries": queries, "judged": judged, "relevant": relevant, "rel_level": rel_level},
             "runs": [{"run": run, "queries": q or 0, "retrieved": int(r or 0), "depth": int(d or 0),
                       "relevant_retrieved": int(rr or 0), "unjudged_top10": u} for run, q, r, d, rr, u in per_run]}
@@ -387,15 +444,19 @@ class Report:
     def _shape_section(self) -> str:
         shape = self.data.shape
         q = shape["qrels"]
+        paths = self.data.paths
         rows = "".join(
-            f"<tr><th scope=\"row\">{html.escape(r['run'])}</th>{_cell(r['queries'], 'count')}"
+            f"<tr><th scope=\"row\">{html.escape(r['run'])}</th>"
+            + (f"<td class=\"run\"><code>{html.escape(paths.get(r['run'], ''))}</code></td>" if paths else "")
+            + f"{_cell(r['queries'], 'count')}"
             f"{_cell(r['retrieved'], 'count')}{_cell(r['depth'], 'count')}{_cell(r['relevant_retrieved'], 'count')}"
             f"{_cell(r['unjudged_top10'], 'share', warn=(r['unjudged_top10'] or 0) > 0.1)}</tr>"
             for r in shape["runs"])
         return ("<section id=\"data\"><h2>The data</h2>"
                 f"<p>Qrels: <b>{q['queries']:,}</b> queries, <b>{q['judged']:,}</b> judgments, <b>{q['relevant']:,}</b> "
                 f"relevant (grade &ge; {q['rel_level']:g}).</p>"
-                "<div class=\"wide\"><table class=\"numbers\"><thead><tr><th class=\"text\">run</th><th>queries scored</th><th>docs retrieved</th>"
+                "<div class=\"wide\"><table class=\"numbers\"><thead><tr><th class=\"text\">run</th>"
+                + ("<th class=\"text\">file</th>" if self.data.paths else "") + "<th>queries scored</th><th>docs retrieved</th>"
                 "<th>depth</th><th>relevant retrieved</th><th>unjudged in top 10</th></tr></thead>"
                 f"<tbody>{rows}</tbody></table></div>"
                 "<p class=\"note\">Unjudged in top 10: the mean share of each query's top 10 that the qrels do not "
@@ -559,6 +620,7 @@ def comparison_figure(comparison: Comparison, kind: str):
     raise OptionError(f"a comparison draws {shown}; got {kind!r}")
 
 
+@interruptible
 def report(qrels: Any, runs: Any, path: str | None = None, measures: list[str] | str = DEFAULT_MEASURES, *,
            baseline: Any = None, by: list[str] | str | None = None, command: str | None = None,
            **options: Any) -> Report:

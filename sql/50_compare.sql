@@ -183,8 +183,9 @@ problems AS (
              THEN 'permutations must be a whole number >= 0; got ' || duckrank.show(permutations) END,
         CASE WHEN bootstrap IS NULL OR bootstrap < 0 OR bootstrap <> floor(bootstrap)
              THEN 'bootstrap must be a whole number >= 0; got ' || duckrank.show(bootstrap) END,
-        CASE WHEN seed IS NULL OR seed <> floor(seed)
-             THEN 'seed must be a whole number; got ' || duckrank.show(seed) END,
+        CASE WHEN seed IS NULL OR seed <> floor(seed) OR NOT seed BETWEEN -9223372036854775808 AND 9223372036854775807
+             THEN 'seed must be a whole number from -9223372036854775808 to 9223372036854775807; got '
+                  || duckrank.show(seed) END,
         CASE WHEN confidence IS NULL OR NOT (confidence > 0 AND confidence < 1)
              THEN 'confidence must be strictly between 0 and 1; got ' || duckrank.show(confidence) END,
         CASE WHEN alpha IS NULL OR NOT (alpha > 0 AND alpha < 1)

@@ -146,6 +146,10 @@ def clean_message(message: Any) -> str:
     message = re.sub(r"(?<![-\w])label_map=", "--label-map", message)
     message = re.sub(r"(?<![-\w])label=", "--label", message)
     message = re.sub(rf"\b({_WORD_CONVENTIONS}) := '(\w+)'", r"--\1 \2", message)
+    # run_names= is Python's; on the command line a run is named by its file
+    message = message.replace("give each run its own name (run_names=)",
+                              "give each run file once (to compare a run with itself, give a copy or a link to it "
+                              "under another name)")
     message = message.replace("--run-format / run_format=", "--run-format").replace(
         "--qrels-format / qrels_format=", "--qrels-format")
     return message
@@ -174,17 +178,74 @@ def handle_errors(function: Callable) -> Callable:
         from duckrank import _scratch
 
         previous = _scratch.handle_signals()
+        watcher = _SignalWatcher.start() if previous else None
         try:
             return _run(function, *args, **kwargs)
         finally:
+            if watcher is not None:
+                watcher.stop()
             _scratch.restore_signals(previous)
 
     return wrapper
 
 
+# The signals that stop a command (duckrank._scratch.handle_signals).
+STOPPING_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+class _SignalWatcher:
+    """Stops DuckDB's query the moment a signal arrives. Python runs a signal's handler in the main
+    thread only between bytecodes, which DuckDB's Python client reaches after each task of a query
+    (seconds on a large input); the signal's number also goes to a wakeup pipe, and this thread,
+    reading it, interrupts duckrank's connections at once. The handler then runs in the main thread
+    (duckrank._scratch.handle_signals), which unwinds and exits with the signal's status."""
+
+    def __init__(self) -> None:
+        self.read, self.write = os.pipe()
+        try:
+            os.set_blocking(self.write, False)
+            self.previous = signal.set_wakeup_fd(self.write, warn_on_full_buffer=False)
+        except (OSError, ValueError):
+            os.close(self.read)
+            os.close(self.write)
+            raise
+        self.thread = threading.Thread(target=self._watch, name="duckrank-signals", daemon=True)
+        self.thread.start()
+
+    @classmethod
+    def start(cls) -> _SignalWatcher | None:
+        """A watcher, or None where a pipe cannot be a wakeup fd (Windows takes only a socket):
+        there a signal lands when DuckDB's current task ends, as before."""
+        try:
+            return cls()
+        except (OSError, ValueError):
+            return None
+
+    def _watch(self) -> None:
+        from duckrank._library import interrupt_all
+
+        while True:
+            try:
+                data = os.read(self.read, 64)
+            except OSError:
+                return
+            if not data or 0 in data:  # stop() writes a 0: no signal has that number
+                return
+            if STOPPING_SIGNALS & set(data):
+                interrupt_all()
+
+    def stop(self) -> None:
+        signal.set_wakeup_fd(self.previous)
+        with contextlib.suppress(OSError):
+            os.write(self.write, b"\0")
+        self.thread.join(timeout=5)
+        for fd in (self.read, self.write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 def _run(function: Callable, *args, **kwargs):
     from duckrank import _scratch
-    from duckrank.errors import DuckrankError, MeasureError, OptionError
 
     try:
         return function(*args, **kwargs)
@@ -192,6 +253,18 @@ def _run(function: Callable, *args, **kwargs):
         raise
     except (KeyboardInterrupt, _scratch.Terminated):
         raise _stopped() from None
+    except Exception as error:
+        if _scratch.received is None:  # not DuckDB's answer to a signal (which any error can wrap)
+            _failed(error)
+        raise _stopped() from None
+
+
+def _failed(error: Exception) -> None:
+    """Raise the click exit that says `error`: usage problems 2, data problems 1."""
+    from duckrank.errors import DuckrankError, MeasureError, OptionError
+
+    try:
+        raise error
     except (MeasureError, OptionError) as error:
         # "ties must be one of ..." from the library, as the command line spells it: "--ties ..."
         raise click.UsageError("\nError: ".join(as_flags(line) for line in clean_message(error).splitlines())) from None
@@ -210,8 +283,6 @@ def _run(function: Callable, *args, **kwargs):
         where = f"{error.filename}: " if error.filename else ""
         raise click.ClickException(f"{where}{error.strerror or error}") from None
     except Exception as error:
-        if _scratch.received is not None:  # DuckDB's "Query interrupted", answering the signal
-            raise _stopped() from None
         if os.environ.get("DUCKRANK_DEBUG"):
             raise
         if _is_duckdb_error(error):

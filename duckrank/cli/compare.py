@@ -41,6 +41,7 @@ from duckrank.cli.common import (
 FORMATS = NON_TREC_FORMATS
 # duckrank.comparison.MAX_REPLICATES, without importing duckdb for --help
 MAX_REPLICATES = 1_000_000
+SEED_MAX = 2 ** 63 - 1  # duckrank.comparison.SEED_RANGE: a BIGINT
 CORRECTION_NAMES = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg"}
 TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"}
 
@@ -98,7 +99,7 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
     settings: dict[str, Any] = {
         "permutations": problems.integer("--permutations", permutations, 0, MAX_REPLICATES),
         "bootstrap": problems.integer("--bootstrap", bootstrap, 0, MAX_REPLICATES),
-        "seed": problems.integer("--seed", seed, 0),
+        "seed": problems.integer("--seed", seed, 0, SEED_MAX),
         "confidence": problems.fraction("--confidence", confidence),
         "alpha": problems.fraction("--alpha", alpha),
         "correction": problems.choice("--correction", correction, ("holm", "bh")),

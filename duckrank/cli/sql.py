@@ -28,7 +28,8 @@ from duckrank.cli.common import (
               help="With --dialect spark: a measure, repeatable (as for duckrank eval). Default: map.")
 @click.option("-q", "per_query", is_flag=True, help="With --dialect spark: per-query rows instead of the summary.")
 @click.option("--qrels-table", default="qrels", show_default=True, metavar="NAME",
-              help="With --dialect spark: the table (query_id, doc_id, relevance) the query reads.")
+              help="With --dialect spark: the table (query_id, doc_id, relevance) the query reads: up to three "
+                   "identifiers joined by dots, each quoted in backticks if not plain (`my qrels`).")
 @click.option("--run-table", default="run", show_default=True, metavar="NAME",
               help="With --dialect spark: the table (query_id, doc_id, score) the query reads.")
 @convention_options()
@@ -50,6 +51,13 @@ def sql_command(output_path, dialect, measures, per_query, qrels_table, run_tabl
     conventions = read_conventions(problems, conventions)
     if dialect == "duckdb" and (measures or per_query or conventions):
         problems.add("-m, -q and the conventions choose a Spark query; add --dialect spark")
+    if dialect == "spark":
+        from duckrank.spark import table_problem
+
+        for option, name in (("--qrels-table", qrels_table), ("--run-table", run_table)):
+            problem = table_problem(option, name)
+            if problem:
+                problems.add(problem)
     problems.raise_if_any()
     if dialect == "spark":
         from duckrank import spark

@@ -22,6 +22,31 @@ from duckrank.errors import InputError, OptionError
 CONVENTION_OPTIONS = ("ties", "rel_level", "max_rank", "complete", "empty", "unjudged", "gain", "duplicates")
 COLUMN_OPTIONS = {"query_col": "query_id", "doc_col": "doc_id", "score_col": "score", "relevance_col": "relevance"}
 _counter = itertools.count()
+# A Spark table name: up to three dot-separated identifiers (catalog.schema.table), each plain
+# (letters, digits, _) or quoted in backticks, a backtick inside doubled (`my ``odd`` table`).
+_NAME_PART = r"`(?:[^`]|``)+`|\w+"
+
+
+def table_parts(name: Any) -> list[str] | None:
+    """The identifiers of a table name such as logs.run or `my db`.`run 2`, unquoted; None when
+    `name` is not one. The rendered SQL quotes them again: a name is never parsed as SQL."""
+    if not isinstance(name, str) or not re.fullmatch(rf"(?:{_NAME_PART})(?:\.(?:{_NAME_PART})){{0,2}}", name):
+        return None
+    return [part[1:-1].replace("``", "`") if part.startswith("`") else part
+            for part in re.findall(_NAME_PART, name)]
+
+
+def table_problem(option: str, name: Any) -> str | None:
+    """Why `name` is not a table name, for the message of the option (or argument) that gave it."""
+    if table_parts(name) is not None:
+        return None
+    return (f"{option} must be a table name: up to three identifiers joined by dots (logs.run), each of letters, "
+            f"digits and _ or quoted in backticks (`my run`, a backtick inside doubled); got {name!r}")
+
+
+def _column(name: str) -> str:
+    """A column name as a quoted Spark identifier: backticks around it, a backtick inside doubled."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def _conventions(options: dict[str, Any], parsed: list) -> tuple[dict[str, Any], list]:
@@ -76,6 +101,7 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
     except ImportError:
         raise OptionError("rendering Spark SQL needs sqlglot: pip install 'duckrank[spark]'") from None
 
+    tables = tuple(tuple(table_parts(name) or ()) for name in (qrels, run))  # checked by sql() or made by _view()
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(parsed):
         groups.setdefault(measure.relation_key(conventions["rel_level"], conventions["complete"]), []).append(index)
@@ -92,7 +118,7 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
             f"duckrank.empty_policy({parsed[i].aggregate_sql()}, q.num_rel, {empty})") for i in indexes]
         read = {dot.name for expression in expressions for dot in expression.find_all(exp.Dot)}
         # the first pass checks the data; the others read the same inputs
-        ranked = _render.narrowed_docs(_render.ranked_query(qrels, run, labels[0], labels[1], values,
+        ranked = _render.narrowed_docs(_render.ranked_query(tables[0], tables[1], labels[0], labels[1], values,
                                                             checked=group == 0), read).sql("spark", pretty=pretty)
         columns = ", ".join(_render.spark_sql(expression) + f" AS m{i}" for i, expression in zip(indexes, expressions))
         stacked = ", ".join(f"{i}, CAST(m{i} AS DOUBLE)" for i in indexes)
@@ -126,6 +152,9 @@ def sql(measures: list[str] | str = ("map",), *, qrels: str = "qrels", run: str 
     (query_id, measure, value). Runs anywhere Spark SQL does: Databricks, EMR, Spark Connect."""
     from duckrank.measures import parse_measures
 
+    problems = [problem for problem in (table_problem("qrels", qrels), table_problem("run", run)) if problem]
+    if problems:
+        raise OptionError("\n".join(problems))
     parsed = parse_measures(list(measures) if not isinstance(measures, str) else [measures])
     conventions, parsed = _conventions(options, parsed)
     per_query_sql = _per_query_sql(qrels, run, parsed, conventions, (qrels, run), pretty=True)
@@ -146,7 +175,7 @@ def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None]) ->
     wanted = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}[kind]
     if isinstance(source, DataFrame):
         frame, label = source, "DataFrame"
-    elif isinstance(source, str) and re.fullmatch(r"[A-Za-z_][\w.]*", source) and spark.catalog.tableExists(source):
+    elif table_parts(source) is not None and spark.catalog.tableExists(source):
         frame, label = spark.table(source), source
     elif isinstance(source, str):
         import os
@@ -170,7 +199,7 @@ def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None]) ->
             raise InputError(f"{kind} {label!r}: column {mapping[std]!r} holds {types[mapping[std]]}, but {std} must be "
                              f"numeric; cast it")
     name = f"duckrank_{kind}_{next(_counter)}"
-    frame.selectExpr(*(f"`{given}` AS {std}" for std, given in mapping.items())).createOrReplaceTempView(name)
+    frame.selectExpr(*(f"{_column(given)} AS {std}" for std, given in mapping.items())).createOrReplaceTempView(name)
     return name, label, {std: types[given] for std, given in mapping.items()}
 
 

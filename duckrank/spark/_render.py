@@ -328,9 +328,10 @@ def _plain_ctes(query: exp.Expression) -> exp.Expression:
     return query
 
 
-def ranked_query(qrels_table: str, run_table: str, qrels_label: str, run_label: str,
+def ranked_query(qrels_table: tuple[str, ...], run_table: tuple[str, ...], qrels_label: str, run_label: str,
                  values: dict[str, Any], checked: bool = True) -> exp.Expression:
-    """duckrank.rank_queries over two Spark tables, every option a literal: a Spark query (AST).
+    """duckrank.rank_queries over two Spark tables (each a name's identifiers), every option a
+    literal: a Spark query (AST).
     checked=False leaves out the checks of the data (its guard), for a second pass over inputs a
     first one checks: they read only the ids, scores and grades, never the relation's options."""
     frozen = tuple((name, tuple(sorted(v.items())) if isinstance(v, dict) else v) for name, v in values.items())
@@ -350,7 +351,7 @@ def ranked_query(qrels_table: str, run_table: str, qrels_label: str, run_label: 
 
 
 @cache
-def _ranked_query(qrels_table: str, run_table: str, qrels_label: str, run_label: str,
+def _ranked_query(qrels_table: tuple[str, ...], run_table: tuple[str, ...], qrels_label: str, run_label: str,
                   frozen: tuple) -> exp.Expression:
     values = {name: dict(v) if name == "gain_map" else v for name, v in frozen}
     macro = macros()["rank_queries"]
@@ -365,11 +366,28 @@ def _ranked_query(qrels_table: str, run_table: str, qrels_label: str, run_label:
         # query_table(CAST(run AS VARCHAR)) reads the input: here a Spark table or view
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name == "query_table":
             column = node.this.expressions[0].find(exp.Column)
-            return exp.to_table(tables[column.name])
+            return table(tables[column.name])
         return node
     body = macro.body.copy().transform(table_reads, copy=False)
     body = inline(body, substitutions)
     return _hashed_judgments(_planned_once(_prune(to_spark(_plain_ctes(_expand_star_replace(body))))))
+
+
+def table(parts: tuple[str, ...]) -> exp.Table:
+    """A table name's identifiers (duckrank.spark.table_parts) as a Spark table, each identifier
+    quoted: the name is never parsed as SQL. A plain identifier that is no keyword stays bare."""
+    keywords = _spark_keywords()
+    identifiers = [exp.to_identifier(part, quoted=not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part)
+                                     or part.upper() in keywords) for part in parts]
+    return exp.Table(this=identifiers[-1], db=identifiers[-2] if len(parts) > 1 else None,
+                     catalog=identifiers[-3] if len(parts) > 2 else None)
+
+
+@cache
+def _spark_keywords() -> frozenset[str]:
+    from sqlglot.dialects.spark import Spark
+
+    return frozenset(word.upper() for word in Spark.Tokenizer.KEYWORDS)
 
 
 def _hashed_judgments(query: exp.Expression) -> exp.Expression:
