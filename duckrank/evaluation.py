@@ -617,7 +617,12 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     .arrow(), .df(), .pl(). Options: the conventions
     ties, rel_level, max_rank, complete, empty, unjudged, gain, duplicates; column names query_col,
     doc_col, score_col, relevance_col; input formats run_format, qrels_format; a single log= with
-    label= (and label_map=); con=, threads=, memory_limit=, temp_dir=. A path that exists is read as
+    label= (and label_map=; label= a list of boolean or 0/1 event columns, label_map= their grades by
+    name: a row's grade is the highest of its true events); exclude= (query_id, doc_id) pairs removed
+    from every run before ranking (seen items); segments= a table of query attributes joined on the
+    query id, whose by= columns segment the scores (a query it lacks gets a NULL segment); con=,
+    threads=, memory_limit=, temp_dir=. A run may hold each query's ranking in one LIST column (of
+    doc ids, or of structs with the doc_col and score_col fields; rank = list position). A path that exists is read as
     that file even with glob characters in its name, a glob expanded only when none does; literal=True
     reads every path literally, literal=False expands every glob.
     """

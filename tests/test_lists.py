@@ -489,3 +489,47 @@ def test_generated_data_has_the_nasty_cases():
     assert long.duplicated(["query_id", "score"]).any()  # score ties
     assert set(qrels.query_id) - set(long.query_id) and set(long.query_id) - set(qrels.query_id)
     assert set(qrels.relevance) == {0, 1, 2, 3} and not math.isnan(long.score.sum())
+
+
+def test_a_null_list_is_a_query_with_nothing_retrieved():
+    long, lists, qrels = generated(21, True)
+    rows = lists.to_pylist()
+    emptied = rows[0]["query_id"]
+    rows[0]["recs"] = None
+    with_null = pa.Table.from_pylist(rows, schema=lists.schema)
+    for complete in (False, True):
+        assert_same(per_query(qrels, with_null, complete=complete),
+                    per_query(qrels, long[long.query_id != emptied], complete=complete))
+
+
+def test_the_spark_engine_refuses_list_runs_and_the_new_options(tmp_path):
+    import spark_support
+
+    spark_support.require()
+    from duckrank import spark as duckrank_spark
+
+    long, lists, qrels = generated(22, True)
+    pq.write_table(lists, tmp_path / "recs.parquet")
+    qrels.to_parquet(tmp_path / "qrels.parquet")
+    session = spark_support.session()
+    with pytest.raises(InputError, match=r"holds its rankings as lists \(column 'recs'\), which the Spark engine"):
+        duckrank_spark.evaluate(session, str(tmp_path / "qrels.parquet"), str(tmp_path / "recs.parquet"), ["map"])
+    long.to_parquet(tmp_path / "long.parquet")
+    for option in ("exclude", "segments"):
+        with pytest.raises(OptionError, match=rf"the Spark engine does not take {option}"):
+            duckrank_spark.evaluate(session, str(tmp_path / "qrels.parquet"), str(tmp_path / "long.parquet"), ["map"],
+                                    **{option: str(tmp_path / "long.parquet")})
+
+
+def test_exclude_and_segments_apply_to_a_log():
+    log = _events_log(23).assign(label=lambda f: f.clicked.astype(int))
+    options = dict(query_col="user_id", doc_col="item_id", score_col="pred", label="label")
+    seen = log.sample(frac=0.25, random_state=1)[["user_id", "item_id"]]
+    users = pd.DataFrame({"user_id": sorted(set(log.user_id))[5:]}).assign(band=lambda f: f.user_id.str.len())
+    measures = ["ndcg@5", "map", "gauc", "auc_global"]
+    kept = log.merge(seen, how="left", indicator=True).query("_merge == 'left_only'").drop(columns="_merge")
+    expected = duckrank.evaluate(log=kept.merge(users, how="left"), measures=measures, by="band", **options)
+    got = duckrank.evaluate(log=log, measures=measures, exclude=seen, segments=users, by="band", **options)
+    assert got.keys() == expected.keys() and None in got
+    for segment, values in expected.items():
+        assert got[segment] == pytest.approx(values, abs=1e-12)
