@@ -492,7 +492,8 @@ def _batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: lis
 
 
 def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("map",), *, log: Any = None,
-            label: str | list[str] | None = None, label_map: dict[Any, float] | None = None, run_names: list[str] | None = None,
+            label: str | list[str] | None = None, label_map: dict[Any, float] | None = None,
+            run_names: list[str] | None = None,
             by: list[str] | str | None = None, run_format: str | None = None, qrels_format: str | None = None,
             log_format: str | None = None, query_col: str | None = None, doc_col: str | None = None,
             score_col: str | None = None, relevance_col: str | None = None,

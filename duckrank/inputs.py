@@ -85,7 +85,8 @@ def detect_format(path: str | os.PathLike, kind: str = "run", *, shown: str | No
     raise InputError(
         f"cannot tell the format of {kind} file {shown or repr(text)}: its name has no known extension "
         f"(.parquet, .csv, .tsv, .jsonl, each optionally .gz or .zst) and its first line is not a TREC {expected}; "
-        f"name the format with --{kind}-format / {kind}_format=")
+        + (f"name the format with --{kind}-format / {kind}_format=" if kind in ("run", "qrels", "log")
+           else "give the file one of those extensions"))
 
 
 def _exists(path: str, literal: bool | None = None) -> bool:

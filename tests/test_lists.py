@@ -213,7 +213,8 @@ def test_the_sql_macro_turns_lists_into_a_run_any_measure_macro_reads(con):
     expected = per_query(qrels, long, ["ndcg@10"])
     assert got == pytest.approx({key[0]: value[0] for key, value in expected.items()}, abs=1e-12)
     # the ids-only form: rank = position, score = -rank
-    con.execute("CREATE TABLE ids AS SELECT * FROM (VALUES ('a', ['x', 'y', 'z']), ('b', []::VARCHAR[])) t(query_id, docs)")
+    con.execute("CREATE TABLE ids AS SELECT * FROM (VALUES ('a', ['x', 'y', 'z']), ('b', []::VARCHAR[])) "
+                "t(query_id, docs)")
     assert con.execute("SELECT query_id, doc_id, score, rank FROM duckrank.run_from_lists('ids')").fetchall() == [
         ("a", "x", -1.0, 1), ("a", "y", -2.0, 2), ("a", "z", -3.0, 3)]
 
@@ -419,8 +420,9 @@ def files(tmp_path: Path) -> dict[str, Path]:
         paths["recs"])
     long.rename(columns={**renamed, "score": "rating"}).to_parquet(paths["long"])
     seen.rename(columns=renamed).to_parquet(paths["seen"])
-    pd.DataFrame({"user_id": sorted(set(long.query_id)),
-                  "age_band": [("young", "old")[i % 2] for i in range(len(set(long.query_id)))]}).to_parquet(paths["users"])
+    users = sorted(set(long.query_id))
+    pd.DataFrame({"user_id": users, "age_band": [("young", "old")[i % 2] for i in range(len(users))]}).to_parquet(
+        paths["users"])
     _events_log(20).to_parquet(paths["log"])
     return paths
 
