@@ -81,6 +81,8 @@ class Results:
     table: str | None
     by: list[str] = field(default_factory=list)
     rows: list[tuple] | None = None
+    # (run, qrels queries the run lacks, qrels queries): filled when compute(count_missing=True)
+    missing: list[tuple[str, int, int]] = field(default_factory=list)
 
     def _by_sql(self, prefix: str = "") -> str:
         return "".join(f"{prefix}{quote_identifier(name)}, " for name in self.by)
@@ -341,11 +343,74 @@ def _translate(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyC
                           f"space, point --temp-dir / temp_dir= at a disk with room, or raise the memory limit")
     for source in sources:
         name = source.label.split(" ", 1)[1] if " " in source.label else source.label
-        message = message.replace(f"'{source.view}'", name).replace(source.view, name)
+        for view in filter(None, (source.inner_view, source.view)):
+            message = message.replace(f"'{view}'", name).replace(view, name)
     found = re.search(r"duckrank: (.*)", message, re.S)
     if found:
         return InputError(found.group(1).strip())
     return InputError(f"DuckDB could not evaluate the inputs: {message.splitlines()[0]}")
+
+
+def _reshaped(con: duckdb.DuckDBPyConnection, source: Source, exclusions: Source | None,
+              attributes: Source | None, by: list[str]) -> Source:
+    """A run (or log) without the excluded (query_id, doc_id) pairs, with its segment columns
+    from the segments table: the view every later step reads (ranking, cutoffs, -M, num_ret, AUC)."""
+    view = source.view
+    if exclusions is not None:
+        _check_key_types(source, exclusions, ("query_id", "doc_id"))
+        view = fresh_name("kept")
+        con.execute(f"CREATE TEMP VIEW {view} AS SELECT * FROM duckrank.run_excluding("
+                    f"{sql_text(source.view)}, {sql_text(exclusions.view)})").fetchall()
+    if attributes is not None:
+        _check_key_types(source, attributes, ("query_id",))
+        _check_one_segment(con, attributes, by)
+        joined = fresh_name("segmented")
+        chosen = ", ".join(f"s.{quote_identifier(name)}" for name in by)
+        # a query the segments table lacks is scored under a NULL segment; the run's order is kept
+        # (ties := 'input' reads it)
+        con.execute(f"CREATE TEMP VIEW {joined} AS SELECT r.* EXCLUDE (duckrank_order), {chosen} "
+                    f"FROM (SELECT *, row_number() OVER () AS duckrank_order FROM {view}) r "
+                    f"LEFT JOIN (SELECT DISTINCT * FROM {attributes.view}) s ON s.query_id = r.query_id "
+                    f"ORDER BY r.duckrank_order").fetchall()
+        view = joined
+    return dataclasses.replace(source, view=view) if view != source.view else source
+
+
+def _check_one_segment(con: duckdb.DuckDBPyConnection, attributes: Source, by: list[str]) -> None:
+    """Each query gets one segment: a query id the segments table gives two values is an error."""
+    values = f"list_value({', '.join(quote_identifier(name) for name in by)})"
+    found = con.execute(f"SELECT query_id, list(DISTINCT {values}) FROM {attributes.view} GROUP BY query_id "
+                        f"HAVING count(DISTINCT {values}) > 1 LIMIT 1").fetchall()
+    if found:
+        query_id, both = found[0]
+        shown = " and ".join(repr(value[0] if len(value) == 1 else tuple(value)) for value in both[:2])
+        raise InputError(f"{attributes.label} gives query_id {query_id!r} two segments ({shown} of "
+                         f"{', '.join(by)}); give each query one row")
+
+
+def _check_key_types(run: Source, other: Source, keys: tuple[str, ...]) -> None:
+    """The ids of the exclusions and the segments table meet the run's as given: a string id never
+    silently matches a number."""
+    for column in keys:
+        if run.columns[column].upper().startswith("VARCHAR") != other.columns[column].upper().startswith("VARCHAR"):
+            raise InputError(f"{run.label} has {column} of type {run.columns[column]} but {other.label} has "
+                             f"{other.columns[column]}; ids are compared as given, so make both strings or both "
+                             f"integers")
+
+
+def _missing_queries(con: duckdb.DuckDBPyConnection, plan: Plan, qrels: Source) -> list[tuple[str, int, int]]:
+    """For each run: how many qrels queries it lacks (they are not scored unless complete), of how many."""
+    run_query = "query_id.query" if plan.keyed else "query_id"
+    run_name = "query_id.run" if plan.keyed else sql_text(plan.runs[0])
+    names = ", ".join(f"({sql_text(name)})" for name in plan.runs)
+    rows = con.execute(
+        f"WITH judged AS (SELECT DISTINCT query_id FROM {qrels.view}), "
+        f"ranked AS (SELECT DISTINCT {run_name} AS run, {run_query} AS query_id FROM {plan.run_view}) "
+        f"SELECT r.run, count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM ranked x WHERE x.run = r.run "
+        f"AND x.query_id = j.query_id)), count(*) "
+        f"FROM (VALUES {names}) r(run) CROSS JOIN judged j GROUP BY r.run").fetchall()
+    order = {name: i for i, name in enumerate(plan.runs)}
+    return sorted(rows, key=lambda row: order[row[0]])
 
 
 def _split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tuple[Source, Source]:
@@ -434,10 +499,12 @@ def _batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: lis
 
 @interruptible
 def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("map",), *, log: Any = None,
-            label: str | None = None, label_map: dict[Any, float] | None = None, run_names: list[str] | None = None,
+            label: str | list[str] | None = None, label_map: dict[Any, float] | None = None,
+            run_names: list[str] | None = None,
             by: list[str] | str | None = None, run_format: str | None = None, qrels_format: str | None = None,
             log_format: str | None = None, query_col: str | None = None, doc_col: str | None = None,
             score_col: str | None = None, relevance_col: str | None = None,
+            exclude: Any = None, segments: Any = None, count_missing: bool = False,
             con: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
             memory_limit: str | None = None, temp_dir: str | None = None, ties: str | None = None,
             rel_level: float | None = None, max_rank: int | None = None, complete: bool | None = None,
@@ -470,7 +537,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         parsed = [m.with_default("gain", gain) for m in parsed]
     if gain_map is not None:
         parsed = with_gain_map(parsed, gain_map)
-    segments = [by] if isinstance(by, str) else list(by or [])
+    segment_table, segments = segments, [by] if isinstance(by, str) else list(by or [])
+    if segment_table is not None and not segments:
+        raise OptionError("segments= is a table of query attributes: name the columns to score by with by=")
     if con is not None:
         con = con if holds_library(con) else load(con)
     elif threads is None and memory_limit is None and temp_dir is None:
@@ -482,11 +551,18 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     if problems:
         raise OptionError("\n".join(problems))
     columns = {"query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col}
+    # segment columns come from the run (or log), or all from a segments table joined on the query id
+    own_segments = [] if segment_table is not None else segments
+    exclusions = (read_table(con, exclude, "exclude", columns=columns, literal=literal)
+                  if exclude is not None else None)
+    attributes = (read_table(con, segment_table, "segments", columns=columns, extra=segments, literal=literal)
+                  if segment_table is not None else None)
     if log is not None:
         if qrels is not None or runs is not None:
             raise OptionError("pass either a log, or qrels and runs, not both")
         source = read_table(con, log, "log", fmt=log_format, columns={**columns, "label": label},
-                            label_map=label_map, extra=segments, literal=literal)
+                            label_map=label_map, extra=own_segments, literal=literal)
+        source = _reshaped(con, source, exclusions, attributes, segments)
         run_source, qrels_source = _split_log(con, source, segments)
         sources, run_sources = [source, run_source, qrels_source], [run_source]
     else:
@@ -496,10 +572,12 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         if not run_list:
             raise OptionError("pass at least one run")
         qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns, literal=literal)
-        run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=segments, literal=literal)
+        run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
                        for run in run_list]
-        sources = [qrels_source, *run_sources]
         _check_id_types(qrels_source, run_sources)
+        run_sources = [_reshaped(con, run, exclusions, attributes, segments) for run in run_sources]
+        sources = [qrels_source, *run_sources]
+    sources += [extra for extra in (exclusions, attributes) if extra is not None]
     table = fresh_name("results")
     try:
         plan = _plan(con, run_sources, qrels_source, run_names, segments)
@@ -519,7 +597,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             scored = {row[-2] for row in rows}
             if not any(m.spelling in scored for m in ranking) and any(m.metric.per_query for m in ranking):
                 raise _no_common_queries(con, run_sources, qrels_source)
-            return Results(con, plan.runs, parsed, None, segments, rows)
+            missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
+            return Results(con, plan.runs, parsed, None, segments, rows, missing)
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
         measures_sql = ", ".join(f"({i}, {sql_text(m.spelling)}, {sql_literal(m.metric.per_query)})"
                                  for i, m in enumerate(parsed))
@@ -534,7 +613,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
         raise _no_common_queries(con, run_sources, qrels_source)
-    return Results(con, plan.runs, parsed, table, segments)
+    missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
+    return Results(con, plan.runs, parsed, table, segments, missing=missing)
 
 
 @interruptible
@@ -550,7 +630,12 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     ties, rel_level, max_rank, complete, empty, unjudged, gain, duplicates; gain_map={grade: gain} for
     every gain measure that names none (as nDCG(gain_map={1:3,2:9})@10 does); column names query_col,
     doc_col, score_col, relevance_col; input formats run_format, qrels_format; a single log= with
-    label= (and label_map=); con=, threads=, memory_limit=, temp_dir=. A path that exists is read as
+    label= (and label_map=; label= a list of boolean or 0/1 event columns, label_map= their grades by
+    name: a row's grade is the highest of its true events); exclude= (query_id, doc_id) pairs removed
+    from every run before ranking (seen items); segments= a table of query attributes joined on the
+    query id, whose by= columns segment the scores (a query it lacks gets a NULL segment); con=,
+    threads=, memory_limit=, temp_dir=. A run may hold each query's ranking in one LIST column (of
+    doc ids, or of structs with the doc_col and score_col fields; rank = list position). A path that exists is read as
     that file even with glob characters in its name, a glob expanded only when none does; literal=True
     reads every path literally, literal=False expands every glob.
     """

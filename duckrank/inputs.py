@@ -33,6 +33,8 @@ STANDARD_COLUMNS = {
     "run": ("query_id", "doc_id", "score"),
     "qrels": ("query_id", "doc_id", "relevance"),
     "log": ("query_id", "doc_id", "score", "label"),
+    "exclude": ("query_id", "doc_id"),  # pairs removed from the run before ranking (seen items)
+    "segments": ("query_id",),  # a table of query attributes, joined on the query id
 }
 # Which option renames each standard column, for the hint in a missing-column error.
 COLUMN_OPTIONS = {"query_id": "query_col", "doc_id": "doc_col", "score": "score_col",
@@ -60,6 +62,7 @@ class Source:
     has_run_id: bool = False  # a run_id column that names several runs (never a TREC text file's tags)
     name: str | None = None  # a TREC text run's name: the tag of its last line, as trec_eval's runid
     stdin: bool = False  # read from standard input ('-')
+    inner_view: str | None = None  # a view of the input as given (a list run's rows), for messages
 
 
 def detect_format(path: str | os.PathLike, kind: str = "run", *, shown: str | None = None) -> str:
@@ -82,7 +85,8 @@ def detect_format(path: str | os.PathLike, kind: str = "run", *, shown: str | No
     raise InputError(
         f"cannot tell the format of {kind} file {shown or repr(text)}: its name has no known extension "
         f"(.parquet, .csv, .tsv, .jsonl, each optionally .gz or .zst) and its first line is not a TREC {expected}; "
-        f"name the format with --{kind}-format / {kind}_format=")
+        + (f"name the format with --{kind}-format / {kind}_format=" if kind in ("run", "qrels", "log")
+           else "give the file one of those extensions"))
 
 
 def _exists(path: str, literal: bool | None = None) -> bool:
@@ -715,11 +719,13 @@ def _first(error: Exception) -> str:
 
 
 def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: str | None = None,
-               columns: dict[str, str | None] | None = None, label_map: dict[Any, float] | None = None,
+               columns: dict[str, Any] | None = None, label_map: dict[Any, float] | None = None,
                extra: list[str] | None = None, literal: bool | None = None) -> Source:
-    """Create a view over `source` with the standard columns of `kind` (run, qrels or log), plus
-    the `extra` columns (segments) as they are. `literal`: how a path with glob characters is read
-    (is_glob)."""
+    """Create a view over `source` with the standard columns of `kind` (run, qrels, log, exclude or
+    segments), plus the `extra` columns (segments) as they are. `literal`: how a path with glob
+    characters is read (is_glob). A run may come as lists (one row per query, its ranking in a LIST
+    column: _long_run) or ranked by a rank column instead of a score. A log's label may be several
+    event columns (columns['label'] a list; _label_expression)."""
     bad_grade = next((value for value, grade in (label_map or {}).items()
                       if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade)), None)
     if bad_grade is not None:
@@ -727,8 +733,15 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                           f"{bad_grade}={label_map[bad_grade]!r}")
     read = _relation(con, source, kind, fmt, literal)
     relation, label = read.relation, read.label
+    columns = dict(columns or {})
+    labels = columns.get("label")
+    labels = [labels] if isinstance(labels, str) else list(labels or [])
+    columns["label"] = labels[0] if labels else None
+    mapping = {std: columns.get(std) or std for std in STANDARD_COLUMNS[kind]}
+    inner_view = None
+    if kind == "run":
+        relation, mapping, inner_view = _long_run(con, relation, label, mapping, score_named=bool(columns.get("score")))
     available = dict(zip(relation.columns, (str(t) for t in relation.types)))
-    mapping = {std: (columns or {}).get(std) or std for std in STANDARD_COLUMNS[kind]}
     missing = [f"{std!r}" + (f" (from {given!r})" if given != std else "")
                for std, given in mapping.items() if given not in available]
     if missing:
@@ -740,9 +753,8 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     for std, given in mapping.items():
         column_type = available[given]
         expression = quote_identifier(given)
-        if std == "label" and label_map:
-            cases = " ".join(f"WHEN {sql_text(value)} THEN {float(grade)!r}" for value, grade in label_map.items())
-            expression = f"CASE {expression} {cases} ELSE 0.0 END"
+        if std == "label" and (label_map or len(labels) > 1):
+            expression = _label_expression(relation, label, available, labels, label_map or {})
         elif std in ("score", "relevance", "label"):
             if not column_type.upper().startswith(_NUMERIC):
                 if not relation.limit(1).fetchall():  # a header-only text file reads as VARCHAR columns
@@ -751,14 +763,17 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                 raise InputError(f"{label}: column {given!r} holds {column_type}, but {std} must be numeric; "
                                  f"cast it{hint}")
             expression = f"CAST({expression} AS DOUBLE)"
+            if std == "score" and given == "rank" and not columns.get("score"):  # rank 1 is the best
+                expression = f"-{expression}"
         elif column_type.upper().startswith("ENUM"):  # a pandas categorical: its ids are text
             expression, available[given] = f"CAST({expression} AS VARCHAR)", "VARCHAR"
         selected.append(f"{expression} AS {std}")
     for name in extra or []:
         if name not in available:
-            raise InputError(f"{label} has no column {name!r} to segment by; its columns are "
+            what = "to segment by" if kind != "segments" else "for --by"
+            raise InputError(f"{label} has no column {name!r} {what}; its columns are "
                              f"{', '.join(repr(c) for c in available)}")
-        if name in mapping.values() or name in STANDARD_COLUMNS["log"]:
+        if name in mapping.values() or (kind != "segments" and name in STANDARD_COLUMNS["log"]):
             raise OptionError(f"cannot segment by {name!r}: it is one of the ranking's own columns")
         selected.append(quote_identifier(name))
     keep_run_id = kind == "run" and "run_id" in available and "run_id" not in mapping.values()
@@ -772,7 +787,127 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     # A TREC text file is one run, as trec_eval reads it: its tags are kept (duckrank convert writes
     # them back) but do not split it; its name is its last line's tag.
     return Source(view, label, types, keep_run_id and not read.trec, read.name if kind == "run" else None,
-                  read.stdin)
+                  read.stdin, inner_view)
+
+
+def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,
+              mapping: dict[str, str], score_named: bool) -> tuple[duckdb.DuckDBPyRelation, dict[str, str], str | None]:
+    """A run as the long form duckrank ranks, with the column mapping that reads it, and the view
+    of the rows as given when they were reshaped.
+
+    - A run with one LIST column (the doc column itself, or the only list when there is no doc
+      column) holds each query's ranking: duckrank.run_from_lists unnests it, rank = position. Its
+      entries are doc ids, or structs whose fields are named like the long form's columns (the doc
+      id field by doc_col=, an optional score field by score_col=; without a score the list order
+      is the ranking).
+    - A long run without a score column but with a `rank` column ranks by it (rank 1 best)."""
+    types = dict(zip(relation.columns, relation.types))
+    doc, score = mapping["doc_id"], mapping["score"]
+    lists = [name for name, column_type in types.items() if column_type.id == "list"]
+    if doc in types and types[doc].id == "list":
+        list_col = doc
+    elif doc not in types and len(lists) == 1:
+        list_col = lists[0]
+    elif doc not in types and len(lists) > 1:
+        raise InputError(f"{label} has no column {doc!r} and several list columns ({', '.join(map(repr, lists))}); "
+                         f"a run as lists holds its ranking in one: keep one, or name it with doc_col=")
+    else:
+        if score not in types and not score_named and "rank" in types:
+            mapping = {**mapping, "score": "rank"}
+        return relation, mapping, None
+    query = mapping["query_id"]
+    if query not in types:
+        raise InputError(f"{label} has no column {query!r} (from query_col=) beside its list column "
+                         f"{list_col!r}; its columns are {', '.join(map(repr, types))}; name yours with query_col=")
+    entry = types[list_col].child
+    doc_field, score_field = "duckrank_entry", None
+    if entry.id == "struct":
+        fields = [name for name, _ in entry.children]
+        if doc not in fields:
+            raise InputError(f"{label}: the entries of list column {list_col!r} are structs with fields "
+                             f"{', '.join(map(repr, fields))} but no doc id field {doc!r}; name it with doc_col=")
+        if score_named and score not in fields:
+            raise InputError(f"{label}: the entries of list column {list_col!r} have no score field {score!r} "
+                             f"(their fields are {', '.join(map(repr, fields))}); name it with score_col=, or "
+                             f"leave score_col out to rank by list order")
+        doc_field, score_field = doc, score if score in fields else None
+        if score_field is not None and not str(dict(entry.children)[score_field]).upper().startswith(_NUMERIC):
+            raise InputError(f"{label}: field {score_field!r} of the entries of {list_col!r} holds "
+                             f"{dict(entry.children)[score_field]}, but a score must be numeric; cast it")
+    elif entry.id in ("list", "map", "union", "array"):
+        raise InputError(f"{label}: list column {list_col!r} holds {types[list_col]}; a run as lists holds doc "
+                         f"ids (LIST<VARCHAR> or LIST<INTEGER>) or structs with a doc id field")
+    _ensure_input_macros(con)
+    inner = fresh_name("lists")
+    relation.create_view(inner)
+    long = con.sql(f"SELECT * FROM duckrank.run_from_lists({sql_text(inner)}, list_col := {sql_text(list_col)}, "
+                   f"query_col := {sql_text(query)}, doc_field := {sql_text(doc_field)}, "
+                   f"score_field := {sql_text(score_field) if score_field else 'NULL'})")
+    return long, {"query_id": "query_id", "doc_id": "doc_id", "score": "score"}, inner
+
+
+def _ensure_input_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """The input macros (sql/15_inputs.sql) on a connection that has not the library (duckrank convert's)."""
+    found = con.execute("SELECT count(*) FROM duckdb_functions() WHERE schema_name = 'duckrank' "
+                        "AND function_name = 'run_from_lists'").fetchall()[0][0]
+    if not found:
+        from duckrank._library import sql_dir
+
+        for name in ("00_schema.sql", "10_checks.sql", "15_inputs.sql"):
+            con.execute((sql_dir() / name).read_text(encoding="utf-8")).fetchall()
+
+
+def _label_expression(relation: duckdb.DuckDBPyRelation, label: str, available: dict[str, str],
+                      labels: list[str], label_map: dict[Any, float]) -> str:
+    """A log's grade from its label column(s) and label_map:
+    - events: several label columns (or one, with the map keyed by its name), each boolean or 0/1,
+      the map giving each column's grade: a row's grade is the highest among its true events, 0 if
+      none (purchased=3,clicked=1: a purchase that was clicked is 3);
+    - values: one label column whose values the map grades (purchase=3,click=1), others 0.
+    A map key that matches no column or no value is an error: it would silently score nothing."""
+    for name in labels:
+        if name not in available:
+            raise InputError(f"{label} has no label column {name!r}; its columns are "
+                             f"{', '.join(repr(c) for c in available)}")
+    if len(labels) > 1 or set(label_map) <= set(labels):
+        if not label_map:
+            raise OptionError(f"label= names {len(labels)} event columns ({', '.join(labels)}): give each its grade "
+                              f"with label_map=, e.g. {labels[0]}=3,{labels[1]}=1")
+        unknown = [str(key) for key in label_map if key not in labels]
+        if unknown:
+            raise OptionError(f"label_map= key {', '.join(map(repr, unknown))} is not one of the event columns "
+                              f"given with label= ({', '.join(labels)}); with several label columns the map's keys "
+                              f"are their names")
+        ungraded = [name for name in labels if name not in label_map]
+        if ungraded:
+            raise OptionError(f"label_map= gives no grade to event column {', '.join(map(repr, ungraded))}; "
+                              f"add e.g. {ungraded[0]}=1")
+        cases = []
+        for name in labels:
+            column = quote_identifier(name)
+            if not available[name].upper().startswith(_NUMERIC):
+                raise InputError(f"{label}: event column {name!r} holds {available[name]}, but an event column "
+                                 f"must be BOOLEAN or 0/1; cast it, or grade its values with one label= and label_map=")
+            if available[name].upper() != "BOOLEAN":
+                bad = relation.filter(f"{column} IS NOT NULL AND {column} NOT IN (0, 1)").limit(1).fetchall()
+                if bad:
+                    raise InputError(f"{label}: event column {name!r} holds {bad[0][relation.columns.index(name)]!r}, "
+                                     f"but an event column must be BOOLEAN or 0/1; grade its values with one "
+                                     f"label= and label_map= instead")
+            cases.append(f"CASE WHEN CAST({column} AS BOOLEAN) THEN {float(label_map[name])!r} END")
+        return f"coalesce(greatest({', '.join(cases)}), 0.0)"
+    name = labels[0]
+    column = quote_identifier(name)
+    found = relation.aggregate(f"list(DISTINCT CAST({column} AS VARCHAR))").fetchall()[0][0] or []
+    values = {value for value in found if value is not None}
+    unmatched = [str(key) for key in label_map if str(key) not in values]
+    if unmatched:
+        shown = ", ".join(sorted(values)[:10]) + (", ..." if len(values) > 10 else "")
+        raise InputError(f"{label}: label_map= key {', '.join(map(repr, unmatched))} matches no value of label column "
+                         f"{name!r} (its values: {shown or 'none'}); fix the key, or, for event columns, give "
+                         f"label= each column and key the map by their names")
+    cases = " ".join(f"WHEN {sql_text(str(value))} THEN {float(grade)!r}" for value, grade in label_map.items())
+    return f"CASE CAST({column} AS VARCHAR) {cases} ELSE 0.0 END"
 
 
 def _check_trec_writable(con: duckdb.DuckDBPyConnection, relation: str, kind: str) -> None:

@@ -3,6 +3,7 @@
 -- (Python and `duckrank sql` read the numbered files directly, in name order.)
 .read sql/00_schema.sql
 .read sql/10_checks.sql
+.read sql/15_inputs.sql
 .read sql/20_ranked.sql
 .read sql/30_set_metrics.sql
 .read sql/31_rank_metrics.sql

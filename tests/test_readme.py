@@ -91,3 +91,13 @@ def test_shell_example_runs():
     result = subprocess.run([shell], input=blocks("sql")[0], cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0 and not result.stderr, result.stderr
     assert "ndcg_cut_10" in result.stdout
+
+
+@pytest.mark.parametrize("script", blocks("sql")[1:])
+def test_every_other_shell_example_runs(script):
+    shell = duckdb_shell()
+    if shell is None:
+        pytest.skip("the duckdb shell (duckdb-cli) is not installed")
+    result = subprocess.run([shell], input=script, cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0 and not result.stderr, result.stderr
+    assert result.stdout.strip()

@@ -95,9 +95,10 @@ def test_every_table_macro_of_the_library_is_a_registered_measure_or_documented(
     # every public (generated) macro is a measure, a group or a log helper, and documented
     for macro in generated:
         assert f"`{macro}`" in README or f"duckrank.{macro}(" in README, macro
-    # the hand-written table macros are the relations the generated ones wrap, and compare's
+    # the hand-written table macros are the relations the generated ones wrap, compare's, and the
+    # input reshapers (documented in the README's recommender section)
     assert macros - generated == {"rank_queries", "query_auc_of_log", "gauc_of_log", "global_auc_of_log",
-                                  "confusion_of_log", "compare", "p_adjust"}
+                                  "confusion_of_log", "compare", "p_adjust", "run_from_lists", "run_excluding"}
 
 
 def test_defaults_live_once():

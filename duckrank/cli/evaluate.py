@@ -51,12 +51,22 @@ from duckrank.cli.common import (
 @column_options
 @click.option("--log", "log", metavar="FILE",
               help="Score one impression log (query, doc, score and label on each row) instead of QRELS RUN.")
-@click.option("--label", metavar="COL", help="With --log: the column holding the judgment (e.g. clicked).")
+@click.option("--label", "labels", multiple=True, metavar="COL",
+              help="With --log: the column holding the judgment (e.g. clicked); repeatable over boolean or 0/1 "
+                   "event columns, graded by --label-map purchased=3,clicked=1 (a row's grade is the highest of "
+                   "its true events).")
 @click.option("--label-map", metavar="VALUE=GRADE,...",
-              help="With --log: grades for a text label column, e.g. purchase=3,click=1 (others grade 0).")
+              help="With --log: grades for a text label column, e.g. purchase=3,click=1 (others grade 0); with "
+                   "several --label event columns, their grades by column name.")
 @click.option("--by", "segments", multiple=True, metavar="COL",
-              help="Score every measure per value of COL, a column of the run (or --log) such as device; "
-                   "repeatable.")
+              help="Score every measure per value of COL, a column of the run (or --log) such as device, or of "
+                   "--segments FILE; repeatable.")
+@click.option("--segments", "segment_table", metavar="FILE",
+              help="A table of query attributes (query id plus columns such as age_band) that --by reads, joined "
+                   "on the query id; a query it lacks is scored under an empty segment.")
+@click.option("--exclude", metavar="FILE",
+              help="(query_id, doc_id) pairs removed from every run before ranking, cutoffs and -M, e.g. each "
+                   "user's training interactions (seen items); any input format, TREC qrels too.")
 @click.option("--run-format", metavar="FORMAT",
               help=f"Read runs (or the --log) as {', '.join(INPUT_FORMATS)} instead of detecting it.")
 @click.option("--qrels-format", metavar="FORMAT",
@@ -68,7 +78,8 @@ from duckrank.cli.common import (
                    "same numbers, on Parquet files or folders.")
 @handle_errors
 def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conventions, query_col, doc_col, score_col,
-                 relevance_col, literal, log, label, label_map, segments, run_format, qrels_format, fmt, output_path, quiet,
+                 relevance_col, literal, log, labels, label_map, segments, segment_table, exclude, run_format,
+                 qrels_format, fmt, output_path, quiet,
                  threads, memory_limit, temp_dir, engine_name):
     """Score one or more runs against QRELS (trec_eval's argument order).
 
@@ -91,11 +102,11 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     if log is not None:
         if qrels is not None or runs:
             problems.add("--log scores a single impression log; give either --log FILE or QRELS RUN, not both")
-        if label is None:
+        if not labels:
             problems.add("--log needs --label COL: the column that holds each row's judgment (e.g. clicked)")
     else:
-        if label is not None or label_map is not None:
-            problems.add(f"{'--label' if label is not None else '--label-map'} only applies with --log FILE")
+        if labels or label_map is not None:
+            problems.add(f"{'--label' if labels else '--label-map'} only applies with --log FILE")
         if qrels is None:
             problems.add("missing QRELS and RUN: give the qrels file, then one or more run files "
                          "(or --log FILE --label COL)")
@@ -112,6 +123,8 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     qrels_fmt = problems.choice("--qrels-format", qrels_format, INPUT_FORMATS)
 
     grades = _parse_label_map(problems, label_map) if label_map is not None else None
+    if segment_table is not None and not segments:
+        problems.add("--segments FILE holds query attributes: name the column(s) to score by with --by COL")
 
     if no_summary and not per_query:
         problems.add("-n drops the summary and without -q there are no per-query rows to print; add -q")
@@ -141,13 +154,16 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     # output and engine
     if segments and fmt == "trec":
         problems.add("--format trec has no column for --by segments; use table, tsv, csv, json, jsonl or parquet")
-    inputs = [log] if log is not None else [qrels, *runs]
+    inputs = [*([log] if log is not None else [qrels, *runs]), exclude, segment_table]
     check_output(problems, fmt, output_path, [source for source in inputs if source], literal)
     engine = check_engine(problems, threads, memory_limit, temp_dir)
     if engine_name == "spark":
         from duckrank.spark import cli_problems
         for problem in cli_problems(log, runs, segments, run_fmt, qrels_fmt, engine):
             problems.add(problem)
+        for flag, value in (("--exclude", exclude), ("--segments", segment_table)):
+            if value is not None:
+                problems.add(f"--engine spark does not take {flag}; use the DuckDB engine for it")
 
     from duckrank._library import connect, shared_cursor
     from duckrank.evaluation import compute, option_problems
@@ -172,7 +188,8 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
         else {"run_format": facade_format(run_fmt, "run"), "qrels_format": facade_format(qrels_fmt, "qrels")}
     )
     kwargs: dict[str, Any] = dict(
-        log=log, label=label, label_map=grades, by=list(segments) or None, query_col=query_col, doc_col=doc_col,
+        log=log, label=(labels[0] if len(labels) == 1 else list(labels)) if labels else None, label_map=grades,
+        by=list(segments) or None, segments=segment_table, exclude=exclude, query_col=query_col, doc_col=doc_col,
         score_col=score_col, relevance_col=relevance_col, literal=literal, **input_formats, **engine, **conventions,
     )
     kwargs = {key: value for key, value in kwargs.items() if value is not None}
@@ -184,11 +201,21 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
                 results = spark.compute(qrels, runs[0], [m.spelling for m in parsed], con, **kwargs)
             else:
                 results = compute(qrels, list(runs) if log is None else None, [m.spelling for m in parsed],
-                                  con=con, **kwargs)
+                                  con=con, count_missing=not conventions.get("complete") and not quiet, **kwargs)
+                _note_missing(results.missing)
             _write_eval(results, results.measures, fmt, output_path, per_query=per_query, summary=not no_summary,
                         with_runid=with_runid, trec_num_rel=trec_num_rel)
     finally:
         con.close()
+
+
+def _note_missing(missing: list[tuple[str, int, int]]) -> None:
+    """trec_eval silently scores only the queries a run has: say so on stderr when qrels queries are
+    left out (never on stdout, which holds the results)."""
+    for run, lacking, total in missing:
+        if lacking:
+            click.echo(f"note: {lacking} of {total} qrels queries are not in run {run!r}; they are not scored "
+                       f"(pass -c to score them 0)", err=True)
 
 
 def _parse_label_map(problems: Problems, text: str) -> dict[str, float] | None:
@@ -198,6 +225,9 @@ def _parse_label_map(problems: Problems, text: str) -> dict[str, float] | None:
         try:
             if not sep or not value.strip():
                 raise ValueError
+            if value.strip() in grades:
+                problems.add(f"--label-map gives {value.strip()!r} twice; give each label one grade")
+                return None
             grades[value.strip()] = float(grade)
         except ValueError:
             problems.add(f"--label-map must be VALUE=GRADE pairs such as purchase=3,click=1; got {text!r}")

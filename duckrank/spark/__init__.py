@@ -189,6 +189,11 @@ def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None]) ->
         raise InputError(f"{kind} must be a Spark DataFrame, a table name or a Parquet path; got {type(source).__name__}")
     types = dict(frame.dtypes)
     mapping = {std: columns.get(option) or std for option, std in COLUMN_OPTIONS.items() if std in wanted}
+    lists = [name for name, column_type in types.items() if column_type.startswith("array")]
+    if kind == "run" and lists and (mapping["doc_id"] not in types or mapping["doc_id"] in lists):
+        raise InputError(f"run {label!r} holds its rankings as lists (column {lists[0]!r}), which the Spark engine "
+                         f"does not read; use the DuckDB engine, or write the long form first with "
+                         f"`duckrank convert` (query_id, doc_id, score)")
     missing = [given for given in mapping.values() if given not in types]
     if missing:
         raise InputError(f"{kind} {label!r} has no column {', '.join(repr(m) for m in missing)}; its columns are "
