@@ -32,6 +32,7 @@ from duckrank.measures import Measure, parse_measures, sql_literal
 from duckrank.registry import (
     CONVENTIONS,
     EMPTY_GAIN_MAP,
+    METRICS,
     OPTIONS,
     RANK_QUERIES_ARGUMENTS,
     RANKED_OPTIONS,
@@ -155,7 +156,9 @@ def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
     given = ", ".join(f"{name} := {sql_literal(value)}" for name, value in conventions.items()
                       if name in CONVENTIONS and value is not None)
     checks = [f"concat_ws(chr(10), duckrank.convention_problems({given}), "
-              f"duckrank.option_problems(gain := {sql_literal(conventions.get('gain') or 'linear')}))"]
+              f"duckrank.option_problems(gain := {sql_literal(conventions.get('gain') or 'linear')}"
+              + "".join(f", {name} := {sql_literal(conventions[name])}" for name in ("sampled", "correction")
+                        if conventions.get(name) is not None) + "))"]
     for measure in measures:
         rendered = ", ".join(f"{name} := {sql_literal(value)}" for name, value in measure.given)
         checks.append(f"duckrank.option_problems({rendered})")
@@ -164,6 +167,33 @@ def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
     for measure, text in zip(measures, found[1:]):
         problems.extend(f"in measure {measure.spelling!r}: {line}" for line in (text or "").splitlines())
     return problems
+
+
+def sampled_measures(measures: list[Measure], sampled: int | None, correction: str | None,
+                     conventions: dict[str, Any]) -> list[Measure]:
+    """The measures with sampled= and correction= as their defaults, or the OptionError that says
+    why they cannot be: a correction without sampled lists, a measure whose value is no function of
+    its one relevant item's rank (it can only report its plain value: correction='none'), -M."""
+    if sampled is None:
+        if correction is not None or any(m.catalog is None and "correction" in dict(m.given) for m in measures):
+            raise OptionError("correction corrects metrics read on sampled lists; say the catalog size they were "
+                              "sampled from with sampled=N (--sampled N), or leave correction out")
+        return measures
+    measures = [m.with_default("sampled", sampled).with_default("correction", correction or "bv")
+                for m in measures]
+    wanted = correction or OPTIONS["correction"].default
+    uncorrectable = [m.spelling for m in measures
+                     if not m.metric.sampled and m.summary not in ("count", "sum") and wanted != "none"]
+    if uncorrectable:
+        can = sorted({s.name for m in METRICS.values() if m.sampled for s in m.ir_measures or m.aliases[:1]})
+        raise OptionError(
+            f"{', '.join(map(repr, uncorrectable))} cannot be corrected for sampling: its value is not a function of "
+            f"the rank of a query's one relevant item. The measures that can: {', '.join(can)} (with @k). Pass "
+            f"correction='none' (--correction none) for the plain values on the sampled lists")
+    if conventions.get("max_rank") is not None:
+        raise OptionError("max_rank (-M) cuts the sampled lists, which changes each query's number of negatives m; "
+                          "leave it out with sampled=")
+    return measures
 
 
 def _has_type(value: Any, kind: str) -> bool:
@@ -270,10 +300,26 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
     for group, (key, indexes) in enumerate(groups.items()):
         if key[-1] is None and g_max is not None:  # ERR's top grade is the last relation option
             key = (*key[:-1], g_max)
-        columns = ", ".join(f"{measures[i].aggregate_sql()} AS m{i}" for i in indexes)
         judged_only = all(measures[i].metric.reads == "judged" for i in indexes)
-        ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} "
-                    f"FROM {_ranked_call(plan, key, conventions, judged_only)} q)")
+        ranked = _ranked_call(plan, key, conventions, judged_only)
+        aggregates = {i: measures[i].aggregate_sql() for i in indexes}
+        if any(measures[i].catalog is not None for i in indexes):
+            # sampled lists: the ranking is read once for the queries' negatives m (which systems
+            # the corrections solve), once for the values
+            ctes.append(f"r{group} AS MATERIALIZED (SELECT * FROM {ranked})")
+            ranked = f"r{group}"
+            for i in indexes:
+                if measures[i].corrected:
+                    ctes.append(f"e{i} AS (SELECT map_from_entries(list((negatives, estimate))) AS by_negatives "
+                                f"FROM duckrank.sampled_estimators({measures[i].metric_values_sql()}, "
+                                f"(SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM r{group} q), "
+                                f"{sql_literal(measures[i].params['correction'])}))")
+                if measures[i].catalog is not None:
+                    aggregates[i] = measures[i].sampled_sql(f"e{i}.by_negatives")
+        # each estimate is one row, joined as a column (a lambda cannot hold a subquery)
+        estimates = "".join(f" CROSS JOIN e{i}" for i in indexes if measures[i].corrected)
+        columns = ", ".join(f"{aggregates[i]} AS m{i}" for i in indexes)
+        ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} FROM {ranked} q{estimates})")
         selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
                        f"{_value_columns(f'm{i}', measures[i], empty)} FROM g{group}" for i in indexes)
     return (f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) "
@@ -435,7 +481,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             memory_limit: str | None = None, temp_dir: str | None = None, ties: str | None = None,
             rel_level: float | None = None, max_rank: int | None = None, complete: bool | None = None,
             empty: str | None = None, unjudged: str | None = None, gain: str | None = None,
-            duplicates: str | None = None, literal: bool | None = None, summary_only: bool = False) -> Results:
+            duplicates: str | None = None, sampled: int | None = None, correction: str | None = None,
+            literal: bool | None = None, summary_only: bool = False) -> Results:
     """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
     ranking convention; see duckrank.evaluate for the friendly front door.
 
@@ -460,6 +507,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     rel_level = conventions["rel_level"]
     if gain is not None:  # the convention sets the gain of every measure that did not name one
         parsed = [m.with_default("gain", gain) for m in parsed]
+    parsed = sampled_measures(parsed, sampled, correction, conventions)
+    given.update({name: value for name, value in (("sampled", sampled), ("correction", correction))
+                  if value is not None})
     segments = [by] if isinstance(by, str) else list(by or [])
     if con is not None:
         con = con if holds_library(con) else load(con)
@@ -536,7 +586,9 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     `per_query=True` returns a DuckDB relation (query_id, measure, value; plus run for several
     runs and the `by` columns; plus text for a text measure, relstring) that converts with
     .arrow(), .df(), .pl(). Options: the conventions
-    ties, rel_level, max_rank, complete, empty, unjudged, gain, duplicates; column names query_col,
+    ties, rel_level, max_rank, complete, empty, unjudged, gain, duplicates; sampled=N (the lists hold each
+    query's relevant items plus negatives sampled from a catalog of N items) with correction= bv (default),
+    bias or none (the measures then estimate their full-catalog values); column names query_col,
     doc_col, score_col, relevance_col; input formats run_format, qrels_format; a single log= with
     label= (and label_map=); con=, threads=, memory_limit=, temp_dir=. A path that exists is read as
     that file even with glob characters in its name, a glob expanded only when none does; literal=True
