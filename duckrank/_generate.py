@@ -58,12 +58,14 @@ def _wrap(text: str, width: int = 110) -> str:
     return f"\n{_INDENT}".join(lines)
 
 
-def _guard(convention_names: list[str], option_names: list[str]) -> str:
+def _guard(convention_names: list[str], option_names: list[str], sampled: bool = False) -> str:
     calls = []
     if convention_names:
         calls.append("duckrank.convention_problems(" + ", ".join(f"{n} := {n}" for n in convention_names) + ")")
     if option_names:
         calls.append("duckrank.option_problems(" + ", ".join(f"{n} := {n}" for n in option_names) + ")")
+    if sampled:
+        calls.append("duckrank.sampled_problems(sampled, correction, max_rank)")
     return f"WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),\n{_INDENT}{f',{chr(10)}{_INDENT}'.join(calls)})) AS fired)"
 
 
@@ -114,7 +116,7 @@ def _sampled_table_macro(name: str, doc: str, measure: str) -> str:
         f"duckrank.sampled_value(q, {plain}, estimates.by_negatives, sampled, correction)",
         "q.num_rel", "empty")
     return (f"CREATE OR REPLACE MACRO duckrank.{name}(qrels, run, {_wrap(_signature(params))}) AS TABLE\n"
-            f"{_guard(list(CONVENTIONS), list(metric.options))},\n"
+            f"{_guard(list(CONVENTIONS), list(metric.options), sampled=True)},\n"
             f"ranked AS MATERIALIZED (\n"
             f"    SELECT * FROM duckrank.rank_queries(qrels, run, {_ranked_arguments(names, judged_only)})\n"
             f"    WHERE (SELECT count(fired) FROM guard) = 0),\n"

@@ -173,26 +173,30 @@ def sampled_measures(measures: list[Measure], sampled: int | None, correction: s
                      conventions: dict[str, Any]) -> list[Measure]:
     """The measures with sampled= and correction= as their defaults, or the OptionError that says
     why they cannot be: a correction without sampled lists, a measure whose value is no function of
-    its one relevant item's rank (it can only report its plain value: correction='none'), -M."""
-    if sampled is None:
-        if correction is not None or any(m.catalog is None and "correction" in dict(m.given) for m in measures):
-            raise OptionError("correction corrects metrics read on sampled lists; say the catalog size they were "
-                              "sampled from with sampled=N (--sampled N), or leave correction out")
-        return measures
-    measures = [m.with_default("sampled", sampled).with_default("correction", correction or "bv")
-                for m in measures]
-    wanted = correction or OPTIONS["correction"].default
-    uncorrectable = [m.spelling for m in measures
-                     if not m.metric.sampled and m.summary not in ("count", "sum") and wanted != "none"]
-    if uncorrectable:
-        can = sorted({s.name for m in METRICS.values() if m.sampled for s in m.ir_measures or m.aliases[:1]})
-        raise OptionError(
-            f"{', '.join(map(repr, uncorrectable))} cannot be corrected for sampling: its value is not a function of "
-            f"the rank of a query's one relevant item. The measures that can: {', '.join(can)} (with @k). Pass "
-            f"correction='none' (--correction none) for the plain values on the sampled lists")
-    if conventions.get("max_rank") is not None:
+    its one relevant item's rank (it can only report its plain value: correction='none'), -M.
+    (duckrank.sampled_problems says the same to a shell user.)"""
+    if sampled is None and correction is not None:
+        raise OptionError("correction corrects metrics read on sampled lists; say the catalog size they were "
+                          "sampled from with sampled=N (--sampled N), or leave correction out")
+    if sampled is not None:
+        wanted = correction or OPTIONS["correction"].default
+        uncorrectable = [m.spelling for m in measures
+                         if not m.metric.sampled and m.summary not in ("count", "sum") and wanted != "none"]
+        if uncorrectable:
+            can = sorted({s.name for m in METRICS.values() if m.sampled for s in m.ir_measures or m.aliases[:1]})
+            raise OptionError(
+                f"{', '.join(map(repr, uncorrectable))} cannot be corrected for sampling: its value is not a function "
+                f"of the rank of a query's one relevant item. The measures that can: {', '.join(can)} (with @k). "
+                f"Pass correction='none' (--correction none) for the plain values on the sampled lists")
+        measures = [m.with_default("sampled", sampled).with_default("correction", wanted) for m in measures]
+    for measure in measures:
+        if measure.catalog is None and "correction" in dict(measure.given):
+            raise OptionError(f"in measure {measure.spelling!r}: correction corrects metrics read on sampled lists; "
+                              f"say the catalog size they were sampled from with sampled=N (--sampled N), or leave "
+                              f"correction out")
+    if conventions.get("max_rank") is not None and any(m.catalog is not None for m in measures):
         raise OptionError("max_rank (-M) cuts the sampled lists, which changes each query's number of negatives m; "
-                          "leave it out with sampled=")
+                          "leave it out with sampled")
     return measures
 
 

@@ -48,17 +48,30 @@ CREATE OR REPLACE MACRO duckrank.auc_at_rank(rank, catalog) AS
     (catalog - rank) / (catalog - 1.0);
 COMMENT ON MACRO duckrank.auc_at_rank IS 'AUC of one relevant item at rank among catalog items: (catalog - rank) / (catalog - 1)';
 
+-- The options' problems that no single option's check sees (Python says the same, in
+-- duckrank.evaluation.sampled_measures): a correction needs sampled lists, and -M would change m.
+CREATE OR REPLACE MACRO duckrank.sampled_problems(sampled, correction, max_rank) AS
+    nullif(concat_ws(chr(10),
+        CASE WHEN sampled IS NULL AND correction <> 'bv'
+             THEN 'correction corrects metrics read on sampled lists; say the catalog size they were sampled '
+                  || 'from with sampled := N, or leave correction out' END,
+        CASE WHEN sampled IS NOT NULL AND max_rank IS NOT NULL
+             THEN 'max_rank cuts the sampled lists, which changes each query''s number of negatives m; leave it '
+                  || 'out with sampled' END), '');
+COMMENT ON MACRO duckrank.sampled_problems IS 'check sampled, correction and max_rank together; returns the problems as text, NULL if none';
+
 -- ln C(n, j)
 CREATE OR REPLACE MACRO duckrank.log_choose(n, j) AS
     lgamma(n + 1) - lgamma(j + 1) - lgamma(n - j + 1);
 COMMENT ON MACRO duckrank.log_choose IS 'ln of the binomial coefficient C(n, j)';
 
--- P(X = j) for X ~ Binomial(n, p), in log space (C(200, 100) p^100 would under- or overflow).
-CREATE OR REPLACE MACRO duckrank.binomial_pmf(n, j, p) AS
+-- P(X = j) for X ~ Binomial(n, p) in log space (C(200, 100) p^100 would under- or overflow), from
+-- ln C(n, j), ln p and ln(1 - p) computed beforehand; p = 0 and 1 exactly.
+CREATE OR REPLACE MACRO duckrank.binomial_term(n, j, log_choose, p, log_p, log_1p) AS
     CASE WHEN p <= 0 THEN CAST(j = 0 AS DOUBLE)
          WHEN p >= 1 THEN CAST(j = n AS DOUBLE)
-         ELSE exp(duckrank.log_choose(n, j) + j * ln(p) + (n - j) * ln(1 - p)) END;
-COMMENT ON MACRO duckrank.binomial_pmf IS 'P(X = j) for X ~ Binomial(n, p)';
+         ELSE exp(log_choose + j * log_p + (n - j) * log_1p) END;
+COMMENT ON MACRO duckrank.binomial_term IS 'P(X = j) for X ~ Binomial(n, p), from ln C(n, j), ln p and ln(1 - p)';
 
 -- A query's sampled negatives m: its non-relevant retrieved docs (unjudged ones included).
 CREATE OR REPLACE MACRO duckrank.sampled_negatives(q) AS
@@ -101,14 +114,23 @@ COMMENT ON MACRO duckrank.eliminate IS 'Gauss-Jordan: every row but col minus it
 CREATE OR REPLACE MACRO duckrank.sampled_estimators(metric_values, negatives, correction) AS TABLE
 WITH RECURSIVE
 catalog AS MATERIALIZED (SELECT metric_values AS f, len(metric_values) AS n),
-systems AS (SELECT DISTINCT unnest(negatives) AS m),
-ranks AS MATERIALIZED (
-    SELECT rank, (rank - 1) / (n - 1.0) AS q, value
-    FROM (SELECT generate_subscripts(f, 1) AS rank, unnest(f) AS value, n FROM catalog)
+systems AS (
+    SELECT DISTINCT unnest(negatives) AS m
+    WHERE CASE WHEN correction IN ('bias', 'bv') THEN true
+               ELSE error('duckrank: sampled_estimators solves correction := ''bias'' or ''bv''; got '
+                          || duckrank.show(correction)) END
 ),
+ranks AS MATERIALIZED (
+    SELECT rank, q, value, CASE WHEN q > 0 THEN ln(q) END AS log_q, CASE WHEN q < 1 THEN ln(1 - q) END AS log_1q
+    FROM (SELECT rank, (rank - 1) / (n - 1.0) AS q, value
+          FROM (SELECT generate_subscripts(f, 1) AS rank, unnest(f) AS value, n FROM catalog))
+),
+-- sum_R Binomial(2m, q).pmf(j), j = 0..2m: N (2m + 1) terms, the bulk of the work, so the
+-- logarithms are taken once per R and per (m, j)
 moments AS (
-    SELECT s.m, s.j, sum(duckrank.binomial_pmf(2 * s.m, s.j, r.q)) AS moment
-    FROM (SELECT m, unnest(range(0, 2 * m + 1)) AS j FROM systems) s CROSS JOIN ranks r
+    SELECT s.m, s.j, sum(duckrank.binomial_term(2 * s.m, s.j, s.log_choose, r.q, r.log_q, r.log_1q)) AS moment
+    FROM (SELECT m, j, duckrank.log_choose(2 * m, j) AS log_choose
+          FROM (SELECT m, unnest(range(0, 2 * m + 1)) AS j FROM systems)) s CROSS JOIN ranks r
     GROUP BY s.m, s.j
 ),
 gram AS (
@@ -120,8 +142,9 @@ gram AS (
 right_side AS (
     SELECT s.m, list(coalesce(b.total, 0.0) ORDER BY s.j) AS rhs
     FROM (SELECT m, unnest(range(0, m + 1)) AS j FROM systems) s
-    LEFT JOIN (SELECT s.m, s.j, sum(duckrank.binomial_pmf(s.m, s.j, r.q) * r.value) / any_value(c.n) AS total
-               FROM (SELECT m, unnest(range(0, m + 1)) AS j FROM systems) s
+    LEFT JOIN (SELECT s.m, s.j, sum(duckrank.binomial_term(s.m, s.j, s.log_choose, r.q, r.log_q, r.log_1q) * r.value) / any_value(c.n) AS total
+               FROM (SELECT m, j, duckrank.log_choose(m, j) AS log_choose
+                     FROM (SELECT m, unnest(range(0, m + 1)) AS j FROM systems)) s
                CROSS JOIN (SELECT * FROM ranks WHERE value <> 0) r CROSS JOIN catalog c
                GROUP BY s.m, s.j) b ON b.m = s.m AND b.j = s.j
     GROUP BY s.m

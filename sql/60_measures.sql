@@ -85,7 +85,8 @@ CREATE OR REPLACE MACRO duckrank.precision(qrels, run, k := NULL, sampled := NUL
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, sampled := sampled, correction := correction))) AS fired),
+        duckrank.option_problems(k := k, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -102,7 +103,8 @@ CREATE OR REPLACE MACRO duckrank.recall(qrels, run, k := NULL, cap := false, sam
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, cap := cap, sampled := sampled, correction := correction))) AS fired),
+        duckrank.option_problems(k := k, cap := cap, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -131,7 +133,8 @@ CREATE OR REPLACE MACRO duckrank.hit_rate(qrels, run, k := NULL, sampled := NULL
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, sampled := sampled, correction := correction))) AS fired),
+        duckrank.option_problems(k := k, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -148,7 +151,8 @@ CREATE OR REPLACE MACRO duckrank.reciprocal_rank(qrels, run, k := NULL, sampled 
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, sampled := sampled, correction := correction))) AS fired),
+        duckrank.option_problems(k := k, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -165,7 +169,8 @@ CREATE OR REPLACE MACRO duckrank.average_precision(qrels, run, k := NULL, denomi
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, denominator := denominator, sampled := sampled, correction := correction))) AS fired),
+        duckrank.option_problems(k := k, denominator := denominator, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -268,7 +273,8 @@ CREATE OR REPLACE MACRO duckrank.ndcg(qrels, run, k := NULL, gain := 'linear', g
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map, ideal := ideal, sampled := sampled, correction := correction))) AS fired),
+        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map, ideal := ideal, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -333,7 +339,8 @@ CREATE OR REPLACE MACRO duckrank.auc(qrels, run, sampled := NULL, correction := 
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(sampled := sampled, correction := correction))) AS fired),
+        duckrank.option_problems(sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, false)
     WHERE (SELECT count(fired) FROM guard) = 0),
