@@ -289,11 +289,11 @@ def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any], judged_onl
 
 
 def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
-                   g_max: float | None = None) -> str:
+                   g_max: float | None = None, estimates: dict[int, str] | None = None) -> str:
     """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
     group of measures sharing the relation options; text holds a text measure's value (relstring),
     NULL for the others. g_max pins ERR's default top grade (the largest grade of the whole qrels,
-    which one batch of queries may lack)."""
+    which one batch of queries may lack); estimates holds each corrected measure's f~ (_corrections)."""
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(measures):
         if measure.summary != "log":
@@ -305,25 +305,11 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
         if key[-1] is None and g_max is not None:  # ERR's top grade is the last relation option
             key = (*key[:-1], g_max)
         judged_only = all(measures[i].metric.reads == "judged" for i in indexes)
-        ranked = _ranked_call(plan, key, conventions, judged_only)
-        aggregates = {i: measures[i].aggregate_sql() for i in indexes}
-        if any(measures[i].catalog is not None for i in indexes):
-            # sampled lists: the ranking is read once for the queries' negatives m (which systems
-            # the corrections solve), once for the values
-            ctes.append(f"r{group} AS MATERIALIZED (SELECT * FROM {ranked})")
-            ranked = f"r{group}"
-            for i in indexes:
-                if measures[i].corrected:
-                    ctes.append(f"e{i} AS (SELECT map_from_entries(list((negatives, estimate))) AS by_negatives "
-                                f"FROM duckrank.sampled_estimators({measures[i].metric_values_sql()}, "
-                                f"(SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM r{group} q), "
-                                f"{sql_literal(measures[i].params['correction'])}))")
-                if measures[i].catalog is not None:
-                    aggregates[i] = measures[i].sampled_sql(f"e{i}.by_negatives")
-        # each estimate is one row, joined as a column (a lambda cannot hold a subquery)
-        estimates = "".join(f" CROSS JOIN e{i}" for i in indexes if measures[i].corrected)
-        columns = ", ".join(f"{aggregates[i]} AS m{i}" for i in indexes)
-        ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} FROM {ranked} q{estimates})")
+        aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
+                      else measures[i].sampled_sql((estimates or {}).get(i)) for i in indexes]
+        columns = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(indexes, aggregates))
+        ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} "
+                    f"FROM {_ranked_call(plan, key, conventions, judged_only)} q)")
         selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
                        f"{_value_columns(f'm{i}', measures[i], empty)} FROM g{group}" for i in indexes)
     return (f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) "
@@ -459,8 +445,42 @@ def _query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
     return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (_memory_limit_bytes(con) * 0.8))))
 
 
+# The corrected estimates f~ by (library, f(R) over the catalog, m, correction): pure functions of
+# those, solved once per process (a catalog of 100,000 items costs seconds per measure).
+_ESTIMATES: dict[tuple[str, str, int, str], list[float]] = {}
+
+
+def _corrections(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+                 conventions: dict[str, Any]) -> dict[int, str]:
+    """Each corrected measure's f~ for the numbers of negatives m its queries have, as SQL: a MAP
+    from m to the list f~(1..m+1). The queries' m are read by one ranking pass per relation."""
+    negatives: dict[tuple, list[int]] = {}
+    maps = {}
+    for index, measure in enumerate(measures):
+        if not measure.corrected:
+            continue
+        key = measure.relation_key(conventions["rel_level"])
+        if key not in negatives:
+            negatives[key] = con.execute(
+                f"SELECT coalesce(list(DISTINCT duckrank.sampled_negatives(q) ORDER BY duckrank.sampled_negatives(q)), "
+                f"[]) FROM {_ranked_call(plan, key, conventions, True)} q").fetchall()[0][0]
+        values, correction = measure.metric_values_sql(), measure.params["correction"]
+        cached = {m: (library_digest(), values, m, correction) for m in negatives[key]}
+        missing = [m for m, entry in cached.items() if entry not in _ESTIMATES]
+        if missing:
+            if len(_ESTIMATES) > 1000:
+                _ESTIMATES.clear()
+            for m, estimate in con.execute(f"SELECT negatives, estimate FROM duckrank.sampled_estimators({values}, "
+                                           f"?::BIGINT[], ?)", [missing, correction]).fetchall():
+                _ESTIMATES[cached[m]] = estimate
+        # each f~ as text cast to DOUBLE[]: exact, where a literal 0.5 would be a DECIMAL
+        entries = ", ".join(f"{m}: {sql_text(str(_ESTIMATES[entry]))}::DOUBLE[]" for m, entry in cached.items())
+        maps[index] = f"CAST(MAP {{{entries}}} AS MAP(BIGINT, DOUBLE[]))" if entries else None
+    return maps
+
+
 def _batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
-                       conventions: dict[str, Any], batches: int) -> list[str]:
+                       conventions: dict[str, Any], batches: int, estimates: dict[int, str]) -> list[str]:
     """The per-query SELECT of each batch of queries (split by a hash of the query key)."""
     top = con.execute(f"SELECT greatest(max(relevance), 0) FROM {quote_identifier(plan.qrels_view)}").fetchall()[0][0]
     selects = []
@@ -472,7 +492,7 @@ def _batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: lis
                         f"WHERE hash(query_id) % {batches} = {batch}").fetchall()
             views.append(name)
         part = dataclasses.replace(plan, run_view=views[0], qrels_view=views[1])
-        selects.append(_per_query_sql(part, measures, conventions, g_max=top))
+        selects.append(_per_query_sql(part, measures, conventions, g_max=top, estimates=estimates))
     return selects
 
 
@@ -549,8 +569,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         plan = _plan(con, run_sources, qrels_source, run_names, segments)
         ranking = [m for m in parsed if m.summary != "log"]
         batches = _query_batches(con, plan) if ranking else 1
-        parts = (_batched_per_query(con, plan, parsed, conventions, batches) if batches > 1
-                 else [_per_query_sql(plan, parsed, conventions)] if ranking else [])
+        estimates = _corrections(con, plan, parsed, conventions)
+        parts = (_batched_per_query(con, plan, parsed, conventions, batches, estimates) if batches > 1
+                 else [_per_query_sql(plan, parsed, conventions, estimates=estimates)] if ranking else [])
         log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
         if log_measures:
             log_sql = _log_sql(con, plan, log_measures, rel_level, source if log is not None else None)

@@ -87,11 +87,12 @@ class Measure:
         value = self.metric.sampled.format(**{name: sql_literal(value) for name, value in self.params.items()})
         return f"list_transform(range(1, {sql_literal(self.catalog)} + 1), lambda rank: {value})"
 
-    def sampled_sql(self, estimates: str) -> str:
+    def sampled_sql(self, estimates: str | None) -> str:
         """Its value on a sampled list: the plain aggregate, or (corrected) the mean estimate over the
-        query's relevant items, `estimates` being SQL for the MAP from m to f~."""
-        return (f"duckrank.sampled_value(q, {self.aggregate_sql()}, {estimates if self.corrected else 'CAST(NULL AS MAP(BIGINT, DOUBLE[]))'}, "
-                f"{sql_literal(self.catalog)}, {sql_literal(self.params['correction'])})")
+        query's relevant items, `estimates` being SQL for the MAP from m to f~ (None: no query has one)."""
+        return (f"duckrank.sampled_value(q, {self.aggregate_sql()}, "
+                f"{estimates or 'CAST(NULL AS MAP(BIGINT, DOUBLE[]))'}, {sql_literal(self.catalog)}, "
+                f"{sql_literal(self.params['correction'])})")
 
 
 def sql_literal(value: Any) -> str:
