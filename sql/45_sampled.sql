@@ -115,7 +115,7 @@ CREATE OR REPLACE MACRO duckrank.sampled_estimators(metric_values, negatives, co
 WITH RECURSIVE
 catalog AS MATERIALIZED (SELECT metric_values AS f, len(metric_values) AS n),
 systems AS (
-    SELECT DISTINCT unnest(negatives) AS m
+    SELECT DISTINCT m FROM (SELECT unnest(negatives) AS m)
     WHERE CASE WHEN correction IN ('bias', 'bv') THEN true
                ELSE error('duckrank: sampled_estimators solves correction := ''bias'' or ''bv''; got '
                           || duckrank.show(correction)) END
