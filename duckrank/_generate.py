@@ -58,12 +58,14 @@ def _wrap(text: str, width: int = 110) -> str:
     return f"\n{_INDENT}".join(lines)
 
 
-def _guard(convention_names: list[str], option_names: list[str]) -> str:
+def _guard(convention_names: list[str], option_names: list[str], sampled: bool = False) -> str:
     calls = []
     if convention_names:
         calls.append("duckrank.convention_problems(" + ", ".join(f"{n} := {n}" for n in convention_names) + ")")
     if option_names:
         calls.append("duckrank.option_problems(" + ", ".join(f"{n} := {n}" for n in option_names) + ")")
+    if sampled:
+        calls.append("duckrank.sampled_problems(sampled, correction, max_rank)")
     return f"WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),\n{_INDENT}{f',{chr(10)}{_INDENT}'.join(calls)})) AS fired)"
 
 
@@ -100,8 +102,38 @@ def _value(measure_name: str) -> str:
     return METRICS[measure_name].per_query_value(aggregate, "q.num_rel", "empty")
 
 
+def _sampled_table_macro(name: str, doc: str, measure: str) -> str:
+    """duckrank.<name>(qrels, run, options..., sampled := NULL, correction := 'bv', conventions...) for
+    a measure that can be corrected for sampling: the ranking read once for each query's negatives m
+    (the systems the correction solves), once for the values."""
+    metric = METRICS[measure]
+    params = [*metric.params, *(c.param for c in CONVENTIONS.values())]
+    names = {p.name for p in params}
+    judged_only = "true" if metric.reads == "judged" else "false"
+    values = metric.sampled.format(**{n: n for n in OPTIONS})
+    plain = metric.aggregate.format(**{n: n for n in OPTIONS})
+    value = metric.per_query_value(
+        f"duckrank.sampled_value(q, {plain}, estimates.by_negatives, sampled, correction)",
+        "q.num_rel", "empty")
+    return (f"CREATE OR REPLACE MACRO duckrank.{name}(qrels, run, {_wrap(_signature(params))}) AS TABLE\n"
+            f"{_guard(list(CONVENTIONS), list(metric.options), sampled=True)},\n"
+            f"ranked AS MATERIALIZED (\n"
+            f"    SELECT * FROM duckrank.rank_queries(qrels, run, {_ranked_arguments(names, judged_only)})\n"
+            f"    WHERE (SELECT count(fired) FROM guard) = 0),\n"
+            f"estimates AS (\n"
+            f"    SELECT map_from_entries(list((negatives, estimate))) AS by_negatives\n"
+            f"    FROM duckrank.sampled_estimators(list_transform(range(1, coalesce(sampled, 2) + 1), lambda rank: {values}),\n"
+            f"        CASE WHEN sampled IS NULL OR correction = 'none' THEN []\n"
+            f"             ELSE (SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM ranked q) END, correction)),\n"
+            f"per_query AS (SELECT q.query_id, {value} AS value FROM ranked q CROSS JOIN estimates)\n"
+            f"SELECT query_id, value FROM per_query WHERE value IS NOT NULL;\n"
+            f"COMMENT ON MACRO TABLE duckrank.{name} IS {_quote(doc)};\n")
+
+
 def _table_macro(name: str, doc: str, measures: list[str], columns: list[tuple[str, str]]) -> str:
     """duckrank.<name>(qrels, run, options..., conventions...) -> (query_id, columns...)."""
+    if len(measures) == 1 and METRICS[measures[0]].sampled:
+        return _sampled_table_macro(name, doc, measures[0])
     options = list(dict.fromkeys(option for m in measures for option in METRICS[m].options))
     params = [*(OPTIONS[o] for o in options), *(c.param for c in CONVENTIONS.values())]
     names = {p.name for p in params}

@@ -33,6 +33,7 @@ from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_ma
 from duckrank.registry import (
     CONVENTIONS,
     EMPTY_GAIN_MAP,
+    METRICS,
     OPTIONS,
     RANK_QUERIES_ARGUMENTS,
     RANKED_OPTIONS,
@@ -158,7 +159,9 @@ def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
     given = ", ".join(f"{name} := {sql_literal(value)}" for name, value in conventions.items()
                       if name in CONVENTIONS and value is not None)
     checks = [f"concat_ws(chr(10), duckrank.convention_problems({given}), "
-              f"duckrank.option_problems(gain := {sql_literal(conventions.get('gain') or 'linear')}))"]
+              f"duckrank.option_problems(gain := {sql_literal(conventions.get('gain') or 'linear')}"
+              + "".join(f", {name} := {sql_literal(conventions[name])}" for name in ("sampled", "correction")
+                        if conventions.get(name) is not None) + "))"]
     for measure in measures:
         rendered = ", ".join(f"{name} := {sql_literal(value)}" for name, value in measure.given)
         checks.append(f"duckrank.option_problems({rendered})")
@@ -167,6 +170,37 @@ def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
     for measure, text in zip(measures, found[1:]):
         problems.extend(f"in measure {measure.spelling!r}: {line}" for line in (text or "").splitlines())
     return problems
+
+
+def sampled_measures(measures: list[Measure], sampled: int | None, correction: str | None,
+                     conventions: dict[str, Any]) -> list[Measure]:
+    """The measures with sampled= and correction= as their defaults, or the OptionError that says
+    why they cannot be: a correction without sampled lists, a measure whose value is no function of
+    its one relevant item's rank (it can only report its plain value: correction='none'), -M.
+    (duckrank.sampled_problems says the same to a shell user.)"""
+    if sampled is None and correction is not None:
+        raise OptionError("correction corrects metrics read on sampled lists; say the catalog size they were "
+                          "sampled from with sampled=N (--sampled N), or leave correction out")
+    if sampled is not None:
+        wanted = correction or OPTIONS["correction"].default
+        uncorrectable = [m.spelling for m in measures
+                         if not m.metric.sampled and m.summary not in ("count", "sum") and wanted != "none"]
+        if uncorrectable:
+            can = sorted({s.name for m in METRICS.values() if m.sampled for s in m.ir_measures or m.aliases[:1]})
+            raise OptionError(
+                f"{', '.join(map(repr, uncorrectable))} cannot be corrected for sampling: its value is not a function "
+                f"of the rank of a query's one relevant item. The measures that can: {', '.join(can)} (with @k). "
+                f"Pass correction='none' (--correction none) for the plain values on the sampled lists")
+        measures = [m.with_default("sampled", sampled).with_default("correction", wanted) for m in measures]
+    for measure in measures:
+        if measure.catalog is None and "correction" in dict(measure.given):
+            raise OptionError(f"in measure {measure.spelling!r}: correction corrects metrics read on sampled lists; "
+                              f"say the catalog size they were sampled from with sampled=N (--sampled N), or leave "
+                              f"correction out")
+    if conventions.get("max_rank") is not None and any(m.catalog is not None for m in measures):
+        raise OptionError("max_rank (-M) cuts the sampled lists, which changes each query's number of negatives m; "
+                          "leave it out with sampled")
+    return measures
 
 
 def _has_type(value: Any, kind: str) -> bool:
@@ -258,11 +292,11 @@ def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any], judged_onl
 
 
 def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
-                   g_max: float | None = None) -> str:
+                   g_max: float | None = None, estimates: dict[int, str] | None = None) -> str:
     """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
     group of measures sharing the relation options; text holds a text measure's value (relstring),
     NULL for the others. g_max pins ERR's default top grade (the largest grade of the whole qrels,
-    which one batch of queries may lack)."""
+    which one batch of queries may lack); estimates holds each corrected measure's f~ (_corrections)."""
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(measures):
         if measure.summary != "log":
@@ -273,8 +307,10 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
     for group, (key, indexes) in enumerate(groups.items()):
         if key[-1] is None and g_max is not None:  # ERR's top grade is the last relation option
             key = (*key[:-1], g_max)
-        columns = ", ".join(f"{measures[i].aggregate_sql()} AS m{i}" for i in indexes)
         judged_only = all(measures[i].metric.reads == "judged" for i in indexes)
+        aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
+                      else measures[i].sampled_sql((estimates or {}).get(i)) for i in indexes]
+        columns = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(indexes, aggregates))
         ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} "
                     f"FROM {_ranked_call(plan, key, conventions, judged_only)} q)")
         selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
@@ -480,8 +516,42 @@ def _query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
     return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (_memory_limit_bytes(con) * 0.8))))
 
 
+# The corrected estimates f~ by (library, f(R) over the catalog, m, correction): pure functions of
+# those, solved once per process (a catalog of 100,000 items costs seconds per measure).
+_ESTIMATES: dict[tuple[str, str, int, str], list[float]] = {}
+
+
+def _corrections(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+                 conventions: dict[str, Any]) -> dict[int, str]:
+    """Each corrected measure's f~ for the numbers of negatives m its queries have, as SQL: a MAP
+    from m to the list f~(1..m+1). The queries' m are read by one ranking pass per relation."""
+    negatives: dict[tuple, list[int]] = {}
+    maps = {}
+    for index, measure in enumerate(measures):
+        if not measure.corrected:
+            continue
+        key = measure.relation_key(conventions["rel_level"])
+        if key not in negatives:
+            negatives[key] = con.execute(
+                f"SELECT coalesce(list(DISTINCT duckrank.sampled_negatives(q) ORDER BY duckrank.sampled_negatives(q)), "
+                f"[]) FROM {_ranked_call(plan, key, conventions, True)} q").fetchall()[0][0]
+        values, correction = measure.metric_values_sql(), measure.params["correction"]
+        cached = {m: (library_digest(), values, m, correction) for m in negatives[key]}
+        missing = [m for m, entry in cached.items() if entry not in _ESTIMATES]
+        if missing:
+            if len(_ESTIMATES) > 1000:
+                _ESTIMATES.clear()
+            for m, estimate in con.execute(f"SELECT negatives, estimate FROM duckrank.sampled_estimators({values}, "
+                                           f"?::BIGINT[], ?)", [missing, correction]).fetchall():
+                _ESTIMATES[cached[m]] = estimate
+        # each f~ as text cast to DOUBLE[]: exact, where a literal 0.5 would be a DECIMAL
+        entries = ", ".join(f"{m}: {sql_text(str(_ESTIMATES[entry]))}::DOUBLE[]" for m, entry in cached.items())
+        maps[index] = f"CAST(MAP {{{entries}}} AS MAP(BIGINT, DOUBLE[]))" if entries else None
+    return maps
+
+
 def _batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
-                       conventions: dict[str, Any], batches: int) -> list[str]:
+                       conventions: dict[str, Any], batches: int, estimates: dict[int, str]) -> list[str]:
     """The per-query SELECT of each batch of queries (split by a hash of the query key)."""
     top = con.execute(f"SELECT greatest(max(relevance), 0) FROM {quote_identifier(plan.qrels_view)}").fetchall()[0][0]
     selects = []
@@ -493,7 +563,7 @@ def _batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: lis
                         f"WHERE hash(query_id) % {batches} = {batch}").fetchall()
             views.append(name)
         part = dataclasses.replace(plan, run_view=views[0], qrels_view=views[1])
-        selects.append(_per_query_sql(part, measures, conventions, g_max=top))
+        selects.append(_per_query_sql(part, measures, conventions, g_max=top, estimates=estimates))
     return selects
 
 
@@ -509,8 +579,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             memory_limit: str | None = None, temp_dir: str | None = None, ties: str | None = None,
             rel_level: float | None = None, max_rank: int | None = None, complete: bool | None = None,
             empty: str | None = None, unjudged: str | None = None, gain: str | None = None,
-            gain_map: dict[float, float] | None = None, duplicates: str | None = None, literal: bool | None = None,
-            summary_only: bool = False) -> Results:
+            gain_map: dict[float, float] | None = None, duplicates: str | None = None, sampled: int | None = None,
+            correction: str | None = None, literal: bool | None = None, summary_only: bool = False) -> Results:
     """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
     ranking convention; see duckrank.evaluate for the friendly front door.
 
@@ -537,6 +607,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         parsed = [m.with_default("gain", gain) for m in parsed]
     if gain_map is not None:
         parsed = with_gain_map(parsed, gain_map)
+    parsed = sampled_measures(parsed, sampled, correction, conventions)
+    given.update({name: value for name, value in (("sampled", sampled), ("correction", correction))
+                  if value is not None})
     segment_table, segments = segments, [by] if isinstance(by, str) else list(by or [])
     if segment_table is not None and not segments:
         raise OptionError("segments= is a table of query attributes: name the columns to score by with by=")
@@ -583,8 +656,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         plan = _plan(con, run_sources, qrels_source, run_names, segments)
         ranking = [m for m in parsed if m.summary != "log"]
         batches = _query_batches(con, plan) if ranking else 1
-        parts = (_batched_per_query(con, plan, parsed, conventions, batches) if batches > 1
-                 else [_per_query_sql(plan, parsed, conventions)] if ranking else [])
+        estimates = _corrections(con, plan, parsed, conventions)
+        parts = (_batched_per_query(con, plan, parsed, conventions, batches, estimates) if batches > 1
+                 else [_per_query_sql(plan, parsed, conventions, estimates=estimates)] if ranking else [])
         log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
         if log_measures:
             log_sql = _log_sql(con, plan, log_measures, rel_level, source if log is not None else None)
@@ -628,7 +702,9 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     runs and the `by` columns; plus text for a text measure, relstring) that converts with
     .arrow(), .df(), .pl(). Options: the conventions
     ties, rel_level, max_rank, complete, empty, unjudged, gain, duplicates; gain_map={grade: gain} for
-    every gain measure that names none (as nDCG(gain_map={1:3,2:9})@10 does); column names query_col,
+    every gain measure that names none (as nDCG(gain_map={1:3,2:9})@10 does); sampled=N (the lists hold each
+    query's relevant items plus negatives sampled from a catalog of N items) with correction= bv (default),
+    bias or none (the measures then estimate their full-catalog values); column names query_col,
     doc_col, score_col, relevance_col; input formats run_format, qrels_format; a single log= with
     label= (and label_map=; label= a list of boolean or 0/1 event columns, label_map= their grades by
     name: a row's grade is the highest of its true events); exclude= (query_id, doc_id) pairs removed

@@ -76,6 +76,30 @@ class Measure:
         """The SQL expression over one row `q` of duckrank.ranked that computes this measure."""
         return self.metric.aggregate.format(**{name: sql_literal(value) for name, value in self.params.items()})
 
+    @property
+    def catalog(self) -> int | None:
+        """The catalog size N its lists were sampled from (sampled=), None for full rankings."""
+        return self.params.get("sampled")
+
+    @property
+    def corrected(self) -> bool:
+        """Whether it reports a corrected estimate of the full-catalog value (sampled lists,
+        correction bias or bv) rather than its plain value."""
+        return self.catalog is not None and self.params.get("correction") != "none"
+
+    def metric_values_sql(self) -> str:
+        """f(R) for R = 1..N, its value for one relevant item at each full-catalog rank, as the list
+        duckrank.sampled_estimators reads."""
+        value = self.metric.sampled.format(**{name: sql_literal(value) for name, value in self.params.items()})
+        return f"list_transform(range(1, {sql_literal(self.catalog)} + 1), lambda rank: {value})"
+
+    def sampled_sql(self, estimates: str | None) -> str:
+        """Its value on a sampled list: the plain aggregate, or (corrected) the mean estimate over the
+        query's relevant items, `estimates` being SQL for the MAP from m to f~ (None: no query has one)."""
+        return (f"duckrank.sampled_value(q, {self.aggregate_sql()}, "
+                f"{estimates or 'CAST(NULL AS MAP(BIGINT, DOUBLE[]))'}, {sql_literal(self.catalog)}, "
+                f"{sql_literal(self.params['correction'])})")
+
 
 def sql_literal(value: Any) -> str:
     """An option value as a SQL literal; a text value must be a plain word (a name like 'exp')."""

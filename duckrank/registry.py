@@ -126,7 +126,19 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
     Param("collection_size", "integer", 0, "documents in the collection, for utility's missed non-relevant docs "
           "(trec_eval -N)", valid="collection_size >= 0 AND collection_size = floor(collection_size)",
           must="be a whole number >= 0"),
+    # Sampled metrics (sql/45_sampled.sql): the lists hold each query's relevant items plus negatives
+    # sampled uniformly from a catalog of `sampled` items; `correction` picks the estimate reported.
+    Param("sampled", "integer", None, "the lists were sampled: each query's relevant items plus negatives drawn "
+          "uniformly from a catalog of this many items (NULL: full rankings)",
+          valid="sampled IS NULL OR (sampled >= 2 AND sampled = floor(sampled))",
+          must="be a whole number >= 2, the catalog size N (or NULL for full rankings)"),
+    Param("correction", "text", "bv", "what a sampled measure reports: none (its plain value on the sampled list), "
+          "bias (the minimal-bias estimate of its full-catalog value) or bv (the bias-variance trade-off, "
+          "Krichene & Rendle 2020)", choices=("none", "bias", "bv")),
 ]}
+
+# The options of a measure that can be corrected for sampling (Metric.sampled).
+SAMPLED_OPTIONS = ("sampled", "correction")
 
 
 @dataclass(frozen=True)
@@ -222,6 +234,10 @@ class Metric:
     table_macro: bool = True  # whether duckrank.<name>(qrels, run, ...) is generated
     also: tuple[tuple[str, str], ...] = ()  # extra table-macro columns: (column, measure)
     source: str = ""  # the sql/ file of its scalar macro
+    # Its value f(R) for a query whose one relevant item has the full-catalog rank `rank` among {sampled}
+    # items (SQL over `rank` and {option} placeholders): a measure with one can be corrected for
+    # sampling (sql/45_sampled.sql); it then takes the SAMPLED_OPTIONS.
+    sampled: str = ""
 
     @property
     def cutoff(self) -> str | None:
@@ -274,27 +290,32 @@ _RATING = "sql/41_rating_metrics.sql"
 
 METRICS: dict[str, Metric] = {m.name: m for m in [
     M("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
-      ("k",), trec_eval=(spell("P", "k", CUTOFFS), spell("set_P")), ir_measures=(spell("P"),), ranx=(spell("precision"),),
-      recommenders=(spell("precision_at_k", k=MS_K),), oracle="pytrec_eval", source=_SET),
+      ("k", *SAMPLED_OPTIONS), trec_eval=(spell("P", "k", CUTOFFS), spell("set_P")), ir_measures=(spell("P"),),
+      ranx=(spell("precision"),), recommenders=(spell("precision_at_k", k=MS_K),), oracle="pytrec_eval", source=_SET,
+      sampled="duckrank.precision_at_rank(rank, {k}, {sampled})"),
     M("recall", "duckrank.recall_of(q, {k}, {cap})", "R@k = relevant docs in the top k / R (cap: / min(R, k))",
-      ("k", "cap"), trec_eval=(spell("recall", "k", CUTOFFS), spell("relative_P", "k", CUTOFFS, cap=True), spell("set_recall"),
+      ("k", "cap", *SAMPLED_OPTIONS), trec_eval=(spell("recall", "k", CUTOFFS), spell("relative_P", "k", CUTOFFS, cap=True), spell("set_recall"),
                  spell("set_relative_P", cap=True)),
       ir_measures=(spell("R"),), ranx=(spell("recall"),), recommenders=(spell("recall_at_k", k=MS_K),),
-      oracle="pytrec_eval", source=_SET),
+      oracle="pytrec_eval", source=_SET, sampled="duckrank.hit_at_rank(rank, {k})"),
     M("f_measure", "duckrank.f_measure_of(q, {k}, {beta})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
       ("k", "beta"), trec_eval=(spell("set_F", "beta^2"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
       oracle="pytrec_eval", source=_SET),
     M("hit_rate", "duckrank.hit_rate_of(q, {k})", "hit@k = 1 if a relevant doc is in the top k, else 0",
-      ("k",), trec_eval=(spell("success", "k", ("1", "5", "10")),), ir_measures=(spell("Success"),), ranx=(spell("hit_rate"),),
-      aliases=(spell("hit"), spell("hits_at")), oracle="pytrec_eval", source=_SET),
+      ("k", *SAMPLED_OPTIONS), trec_eval=(spell("success", "k", ("1", "5", "10")),), ir_measures=(spell("Success"),),
+      ranx=(spell("hit_rate"),), aliases=(spell("hit"), spell("hits_at")), oracle="pytrec_eval", source=_SET,
+      sampled="duckrank.hit_at_rank(rank, {k})"),
     M("reciprocal_rank", "duckrank.reciprocal_rank_of(q, {k})", "RR@k = 1 / rank of the first relevant doc in the "
-      "top k, else 0 (mean: MRR)", ("k",), trec_eval=(spell("recip_rank"),), ir_measures=(spell("RR"),),
-      ranx=(spell("mrr"),), aliases=(spell("reciprocal_rank"),), oracle="pytrec_eval", source=_RANK),
+      "top k, else 0 (mean: MRR)", ("k", *SAMPLED_OPTIONS), trec_eval=(spell("recip_rank"),), ir_measures=(spell("RR"),),
+      ranx=(spell("mrr"),), aliases=(spell("reciprocal_rank"),), oracle="pytrec_eval", source=_RANK,
+      sampled="duckrank.reciprocal_at_rank(rank, {k})"),
     M("average_precision", "duckrank.average_precision_of(q, {k}, {denominator})",
       "AP@k = sum of P@i over the relevant ranks i <= k, / R (or min(R, k), or the hits) (mean: MAP)",
-      ("k", "denominator"), trec_eval=(spell("map"), spell("map_cut", "k", CUTOFFS)), ir_measures=(spell("AP"),),
-      ranx=(spell("map"),), recommenders=(spell("map_at_k", k=MS_K, denominator="min"), spell("ms_map", k=MS_K)),
-      aliases=(spell("average_precision"),), oracle="pytrec_eval", source=_RANK),
+      ("k", "denominator", *SAMPLED_OPTIONS), trec_eval=(spell("map"), spell("map_cut", "k", CUTOFFS)),
+      ir_measures=(spell("AP"),), ranx=(spell("map"),),
+      recommenders=(spell("map_at_k", k=MS_K, denominator="min"), spell("ms_map", k=MS_K)),
+      aliases=(spell("average_precision"),), oracle="pytrec_eval", source=_RANK,
+      sampled="duckrank.reciprocal_at_rank(rank, {k})"),
     M("r_precision", "duckrank.r_precision_of(q, {mult})", "R-precision = P@R (mult: P@floor(mult R + 0.9))",
       ("mult",), trec_eval=(spell("Rprec"), spell("Rprec_mult", "mult", RPREC_MULTS)), ir_measures=(spell("Rprec"),),
       ranx=(spell("r-precision"),), aliases=(spell("r-prec"), spell("r_precision")), oracle="pytrec_eval",
@@ -320,9 +341,11 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("idcg", "duckrank.idcg_of(q, {k}, {ideal})", "IDCG@k = DCG@k of the ideal ordering",
       ("k", "gain", "gain_map", "ideal"), aliases=(spell("idcg"),), oracle="formula", source=_GAIN),
     M("ndcg", "duckrank.ndcg_of(q, {k}, {ideal})", "nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0",
-      ("k", "gain", "gain_map", "ideal"), trec_eval=(spell("ndcg", "gain_map"), spell("ndcg_cut", "k", CUTOFFS)),
-      ir_measures=(spell("nDCG"),), ranx=(spell("ndcg"), spell("ndcg_burges", gain="exp")),
-      recommenders=(spell("ndcg_at_k", k=MS_K, gain="binary", complete=True),), oracle="pytrec_eval", source=_GAIN),
+      ("k", "gain", "gain_map", "ideal", *SAMPLED_OPTIONS),
+      trec_eval=(spell("ndcg", "gain_map"), spell("ndcg_cut", "k", CUTOFFS)), ir_measures=(spell("nDCG"),),
+      ranx=(spell("ndcg"), spell("ndcg_burges", gain="exp")),
+      recommenders=(spell("ndcg_at_k", k=MS_K, gain="binary", complete=True),), oracle="pytrec_eval", source=_GAIN,
+      sampled="duckrank.discount_at_rank(rank, {k})"),
     M("err", "duckrank.err_of(q, {k})", "ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), "
       "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR"),), oracle="formula", source=_GAIN),
     M("rbp", "duckrank.rbp_of(q, {k}, {p}, {graded})", "RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), "
@@ -335,7 +358,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("judged", "duckrank.judged_of(q, {k})", "Judged@k = the share of the top k (or of the retrieved, if fewer) that "
       "is judged", ("k",), ir_measures=(spell("Judged"),), oracle="ir_measures", source=_SET),
     M("auc", "duckrank.auc_of(q)", "AUC of a query's retrieved docs by rank sums, ties averaged (NULL without both "
-      "classes)", reads="all", aliases=(spell("auc"),), oracle="formula", source=_AUC),
+      "classes)", SAMPLED_OPTIONS, reads="all", aliases=(spell("auc"),), oracle="formula", source=_AUC,
+      sampled="duckrank.auc_at_rank(rank, {sampled})"),
     M("gauc", "duckrank.gauc_of_log({log}, {weight}, {rel_level})", "GAUC: per-query AUC averaged with weights "
       "impressions or positives", ("weight",), summary="log", reads="log", aliases=(spell("gauc"),),
       oracle="formula", source=_AUC),

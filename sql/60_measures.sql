@@ -24,7 +24,8 @@ COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions;
 CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, gain := 'linear',
         gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL, p := 0.8,
         graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
-        retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0) AS
+        retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
+        sampled := NULL, correction := 'bv') AS
     nullif(concat_ws(chr(10),
         CASE WHEN NOT coalesce(k IS NULL OR (k >= 1 AND k = floor(k)), false)
              THEN 'k must be a positive integer (or NULL for full depth); got ' || duckrank.show(k) END,
@@ -63,7 +64,11 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
         CASE WHEN NOT coalesce(isfinite(missed_nonrelevant), false)
              THEN 'missed_nonrelevant must be a finite number; got ' || duckrank.show(missed_nonrelevant) END,
         CASE WHEN NOT coalesce(collection_size >= 0 AND collection_size = floor(collection_size), false)
-             THEN 'collection_size must be a whole number >= 0; got ' || duckrank.show(collection_size) END), '');
+             THEN 'collection_size must be a whole number >= 0; got ' || duckrank.show(collection_size) END,
+        CASE WHEN NOT coalesce(sampled IS NULL OR (sampled >= 2 AND sampled = floor(sampled)), false)
+             THEN 'sampled must be a whole number >= 2, the catalog size N (or NULL for full rankings); got ' || duckrank.show(sampled) END,
+        CASE WHEN NOT coalesce(correction IN ('none', 'bias', 'bv'), false)
+             THEN 'correction must be one of none, bias, bv; got ' || duckrank.show(correction) END), '');
 COMMENT ON MACRO duckrank.option_problems IS 'check the per-measure options; returns the problems as text, NULL if none';
 
 CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, unjudged := 'nonrelevant',
@@ -76,27 +81,39 @@ SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, compl
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked relation every measure reads: one row per query with its ranking in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, num_nonrel (sql/20_ranked.sql)';
 
-CREATE OR REPLACE MACRO duckrank.precision(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.precision(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
+        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k))) AS fired),
-per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.precision_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
+        duckrank.option_problems(k := k, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+ranked AS MATERIALIZED (
+    SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
+    WHERE (SELECT count(fired) FROM guard) = 0),
+estimates AS (
+    SELECT map_from_entries(list((negatives, estimate))) AS by_negatives
+    FROM duckrank.sampled_estimators(list_transform(range(1, coalesce(sampled, 2) + 1), lambda rank: duckrank.precision_at_rank(rank, k, sampled)),
+        CASE WHEN sampled IS NULL OR correction = 'none' THEN []
+             ELSE (SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM ranked q) END, correction)),
+per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_value(q, duckrank.precision_of(q, k), estimates.by_negatives, sampled, correction), q.num_rel, empty) AS DOUBLE) AS value FROM ranked q CROSS JOIN estimates)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.precision IS 'P@k = relevant docs in the top k / k (k NULL: / retrieved) (per query)';
 
-CREATE OR REPLACE MACRO duckrank.recall(qrels, run, k := NULL, cap := false, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.recall(qrels, run, k := NULL, cap := false, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
+        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, cap := cap))) AS fired),
-per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.recall_of(q, k, cap), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
+        duckrank.option_problems(k := k, cap := cap, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+ranked AS MATERIALIZED (
+    SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
+    WHERE (SELECT count(fired) FROM guard) = 0),
+estimates AS (
+    SELECT map_from_entries(list((negatives, estimate))) AS by_negatives
+    FROM duckrank.sampled_estimators(list_transform(range(1, coalesce(sampled, 2) + 1), lambda rank: duckrank.hit_at_rank(rank, k)),
+        CASE WHEN sampled IS NULL OR correction = 'none' THEN []
+             ELSE (SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM ranked q) END, correction)),
+per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_value(q, duckrank.recall_of(q, k, cap), estimates.by_negatives, sampled, correction), q.num_rel, empty) AS DOUBLE) AS value FROM ranked q CROSS JOIN estimates)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.recall IS 'R@k = relevant docs in the top k / R (cap: / min(R, k)) (per query)';
 
@@ -112,39 +129,57 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.f_measure IS 'F_beta@k = (1 + b^2) P R / (b^2 P + R) (per query)';
 
-CREATE OR REPLACE MACRO duckrank.hit_rate(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.hit_rate(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
+        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k))) AS fired),
-per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.hit_rate_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
+        duckrank.option_problems(k := k, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+ranked AS MATERIALIZED (
+    SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
+    WHERE (SELECT count(fired) FROM guard) = 0),
+estimates AS (
+    SELECT map_from_entries(list((negatives, estimate))) AS by_negatives
+    FROM duckrank.sampled_estimators(list_transform(range(1, coalesce(sampled, 2) + 1), lambda rank: duckrank.hit_at_rank(rank, k)),
+        CASE WHEN sampled IS NULL OR correction = 'none' THEN []
+             ELSE (SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM ranked q) END, correction)),
+per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_value(q, duckrank.hit_rate_of(q, k), estimates.by_negatives, sampled, correction), q.num_rel, empty) AS DOUBLE) AS value FROM ranked q CROSS JOIN estimates)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.hit_rate IS 'hit@k = 1 if a relevant doc is in the top k, else 0 (per query)';
 
-CREATE OR REPLACE MACRO duckrank.reciprocal_rank(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.reciprocal_rank(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
+        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k))) AS fired),
-per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.reciprocal_rank_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
+        duckrank.option_problems(k := k, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+ranked AS MATERIALIZED (
+    SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
+    WHERE (SELECT count(fired) FROM guard) = 0),
+estimates AS (
+    SELECT map_from_entries(list((negatives, estimate))) AS by_negatives
+    FROM duckrank.sampled_estimators(list_transform(range(1, coalesce(sampled, 2) + 1), lambda rank: duckrank.reciprocal_at_rank(rank, k)),
+        CASE WHEN sampled IS NULL OR correction = 'none' THEN []
+             ELSE (SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM ranked q) END, correction)),
+per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_value(q, duckrank.reciprocal_rank_of(q, k), estimates.by_negatives, sampled, correction), q.num_rel, empty) AS DOUBLE) AS value FROM ranked q CROSS JOIN estimates)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.reciprocal_rank IS 'RR@k = 1 / rank of the first relevant doc in the top k, else 0 (mean: MRR) (per query)';
 
-CREATE OR REPLACE MACRO duckrank.average_precision(qrels, run, k := NULL, denominator := 'R', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
-        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.average_precision(qrels, run, k := NULL, denominator := 'R', sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec',
+        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, denominator := denominator))) AS fired),
-per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.average_precision_of(q, k, denominator), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
+        duckrank.option_problems(k := k, denominator := denominator, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+ranked AS MATERIALIZED (
+    SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
+    WHERE (SELECT count(fired) FROM guard) = 0),
+estimates AS (
+    SELECT map_from_entries(list((negatives, estimate))) AS by_negatives
+    FROM duckrank.sampled_estimators(list_transform(range(1, coalesce(sampled, 2) + 1), lambda rank: duckrank.reciprocal_at_rank(rank, k)),
+        CASE WHEN sampled IS NULL OR correction = 'none' THEN []
+             ELSE (SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM ranked q) END, correction)),
+per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_value(q, duckrank.average_precision_of(q, k, denominator), estimates.by_negatives, sampled, correction), q.num_rel, empty) AS DOUBLE) AS value FROM ranked q CROSS JOIN estimates)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.average_precision IS 'AP@k = sum of P@i over the relevant ranks i <= k, / R (or min(R, k), or the hits) (mean: MAP) (per query)';
 
@@ -246,15 +281,21 @@ SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.idcg IS 'IDCG@k = DCG@k of the ideal ordering (per query)';
 
 CREATE OR REPLACE MACRO duckrank.ndcg(qrels, run, k := NULL, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels',
-        rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+        sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map, ideal := ideal))) AS fired),
-per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.ndcg_of(q, k, ideal), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
+        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map, ideal := ideal, sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+ranked AS MATERIALIZED (
+    SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true)
+    WHERE (SELECT count(fired) FROM guard) = 0),
+estimates AS (
+    SELECT map_from_entries(list((negatives, estimate))) AS by_negatives
+    FROM duckrank.sampled_estimators(list_transform(range(1, coalesce(sampled, 2) + 1), lambda rank: duckrank.discount_at_rank(rank, k)),
+        CASE WHEN sampled IS NULL OR correction = 'none' THEN []
+             ELSE (SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM ranked q) END, correction)),
+per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_value(q, duckrank.ndcg_of(q, k, ideal), estimates.by_negatives, sampled, correction), q.num_rel, empty) AS DOUBLE) AS value FROM ranked q CROSS JOIN estimates)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.ndcg IS 'nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0 (per query)';
 
@@ -306,14 +347,21 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.judged IS 'Judged@k = the share of the top k (or of the retrieved, if fewer) that is judged (per query)';
 
-CREATE OR REPLACE MACRO duckrank.auc(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.auc(qrels, run, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
-per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.auc_of(q), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, false) q
-    WHERE (SELECT count(fired) FROM guard) = 0)
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(sampled := sampled, correction := correction),
+        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+ranked AS MATERIALIZED (
+    SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, false)
+    WHERE (SELECT count(fired) FROM guard) = 0),
+estimates AS (
+    SELECT map_from_entries(list((negatives, estimate))) AS by_negatives
+    FROM duckrank.sampled_estimators(list_transform(range(1, coalesce(sampled, 2) + 1), lambda rank: duckrank.auc_at_rank(rank, sampled)),
+        CASE WHEN sampled IS NULL OR correction = 'none' THEN []
+             ELSE (SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM ranked q) END, correction)),
+per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_value(q, duckrank.auc_of(q), estimates.by_negatives, sampled, correction), q.num_rel, empty) AS DOUBLE) AS value FROM ranked q CROSS JOIN estimates)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.auc IS 'AUC of a query''s retrieved docs by rank sums, ties averaged (NULL without both classes) (per query)';
 

@@ -749,12 +749,13 @@ def test_metrics_filter_and_formats(tmp_path):
     assert [json.loads(line)["name"] for line in result.stdout.splitlines()] == ["ndcg"]
     (ndcg,) = json.loads(run("metrics", "ndcg", "--format", "json").stdout)
     assert ndcg["spellings"] == ["ndcg", "ndcg_cut.N", "nDCG@k", "ndcg_burges@k", "ndcg_at_k@k"]
-    assert ndcg["options"] == {"k": None, "gain": "linear", "gain_map": {}, "ideal": "qrels"}
+    assert ndcg["options"] == {"k": None, "gain": "linear", "gain_map": {}, "ideal": "qrels", "sampled": None,
+                               "correction": "bv"}
     assert ndcg["definition"].startswith("nDCG@k = DCG@k / IDCG@k")
     table = run("metrics", "ndcg", "--format", "table").stdout
     assert table.splitlines()[0] == "ndcg"
     assert "  spellings:   ndcg, ndcg_cut.N, nDCG@k, ndcg_burges@k, ndcg_at_k@k\n" in table
-    assert "  options:     k=NULL, gain=linear, gain_map={}, ideal=qrels\n" in table
+    assert "  options:     k=NULL, gain=linear, gain_map={}, ideal=qrels, sampled=NULL, correction=bv\n" in table
     several = run("metrics", "P.5", "MAP", "recall", "--format", "jsonl").stdout
     assert [json.loads(line)["name"] for line in several.splitlines()] == ["precision", "recall",
                                                                            "average_precision"]

@@ -35,7 +35,7 @@ from test_shell import find_shell
 
 import duckrank
 from duckrank._sql import literal as sql_value
-from duckrank.registry import CONVENTIONS, METRICS, OPTIONS, Metric
+from duckrank.registry import CONVENTIONS, METRICS, OPTIONS, SAMPLED_OPTIONS, Metric
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -97,7 +97,8 @@ LOG = [
 # text option each of its other choices.
 NUMBER_VALUES: dict[str, float] = {"k": 3, "beta": 2.0, "mult": 0.5, "recall": 0.3, "g_max": 2.0, "p": 0.5,
                                    "threshold": 0.7, "retrieved_relevant": 2.0, "retrieved_nonrelevant": -0.5,
-                                   "missed_relevant": -1.0, "missed_nonrelevant": 0.25, "collection_size": 50}
+                                   "missed_relevant": -1.0, "missed_nonrelevant": 0.25, "collection_size": 50,
+                                   "sampled": 50}
 
 
 def option_values(name: str) -> list[Any]:
@@ -210,7 +211,9 @@ def metric_cases(metric: Metric, depth: str) -> list[Case]:
     k10 = {"k": 10} if "k" in metric.options else {}
     if depth == "options":
         for name in settable:
-            cases.extend(make_case(metric, {name: value}) for value in option_values(name))
+            # a correction is of sampled lists
+            lists = {"sampled": NUMBER_VALUES["sampled"]} if name == "correction" else {}
+            cases.extend(make_case(metric, {**lists, name: value}) for value in option_values(name))
         if metric.name in REL_CASES:
             cases.append(make_case(metric, {}, rel=2))
     if depth == "gain" and "gain" in metric.options:
@@ -219,7 +222,9 @@ def metric_cases(metric: Metric, depth: str) -> list[Case]:
     if depth in ("options", "gain") and metric.name == "ndcg":
         cases.append(make_case(metric, {"gain_map": GAIN_MAP}, measure=GAIN_MAP_SPELLING))
     if settable and depth == "combined":
-        cases.append(make_case(metric, {name: option_values(name)[0] for name in settable}))
+        # sampled lists refuse -M, which the combined settings set: the options depth covers them
+        cases.append(make_case(metric, {name: option_values(name)[0] for name in settable
+                                        if name not in SAMPLED_OPTIONS}))
     # a table macro's extra columns (RBP's residual) against the measure they name, with the
     # options that measure has
     for column, other in metric.also:

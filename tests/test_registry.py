@@ -12,7 +12,7 @@ import test_sql_golden
 from duckrank import _generate
 from duckrank._library import connect, library_files, sql_dir
 from duckrank.measures import COMMON_OPTIONS, parse_measure
-from duckrank.registry import CONVENTIONS, LOG_MACROS, METRICS, OPTIONS
+from duckrank.registry import CONVENTIONS, LOG_MACROS, METRICS, OPTIONS, SAMPLED_OPTIONS
 
 REPO = _generate.Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -39,8 +39,15 @@ def test_every_aggregate_names_its_options_and_an_existing_macro(con):
         placeholders = {field for _, field, _, _ in string.Formatter().parse(metric.aggregate) if field}
         allowed = set(metric.options) | ({"log", "rel_level"} if metric.summary == "log" else set())
         assert placeholders <= allowed, (metric.name, placeholders - allowed)
-        # every option reaches the SQL: as a placeholder, or through duckrank.ranked (gains, g_max)
-        assert set(metric.options) <= placeholders | {"gain", "gain_map", "g_max"}, metric.name
+        # every option reaches the SQL: as a placeholder, through duckrank.ranked (gains, g_max), or
+        # through duckrank.sampled_value (a measure with a value at one relevant item's rank)
+        sampled = {field for _, field, _, _ in string.Formatter().parse(metric.sampled) if field}
+        assert sampled <= set(metric.options), (metric.name, sampled - set(metric.options))
+        assert bool(metric.sampled) == (set(SAMPLED_OPTIONS) <= set(metric.options)), metric.name
+        assert set(metric.options) <= placeholders | {"gain", "gain_map", "g_max"} | (
+            set(SAMPLED_OPTIONS) if metric.sampled else set()), metric.name
+        for macro in re.findall(r"duckrank\.(\w+)\(", metric.sampled):
+            assert macro in functions, (metric.name, macro)
         for macro in re.findall(r"duckrank\.(\w+)\(", metric.aggregate):
             assert macro in functions, (metric.name, macro)
         if metric.source:
@@ -98,7 +105,8 @@ def test_every_table_macro_of_the_library_is_a_registered_measure_or_documented(
     # the hand-written table macros are the relations the generated ones wrap, compare's, and the
     # input reshapers (documented in the README's recommender section)
     assert macros - generated == {"rank_queries", "query_auc_of_log", "gauc_of_log", "global_auc_of_log",
-                                  "confusion_of_log", "compare", "p_adjust", "run_from_lists", "run_excluding"}
+                                  "confusion_of_log", "compare", "p_adjust", "run_from_lists", "run_excluding",
+                                  "sampled_estimators"}
 
 
 def test_defaults_live_once():
@@ -109,4 +117,6 @@ def test_defaults_live_once():
             continue
         for name, signature in re.findall(r"CREATE OR REPLACE MACRO duckrank\.(\w+)\(([^)]*)\)", path.read_text()):
             named = set(re.findall(r"(\w+) :=", signature))
+            if name == "compare":  # its correction is of p-values (holm, bh), not a sampled measure's
+                named.discard("correction")
             assert not named & (set(OPTIONS) | set(CONVENTIONS)), (path.name, name, named)

@@ -78,11 +78,12 @@ def spark_conventions(setting: str) -> dict:
 
 def numeric(cases) -> list[str]:
     """The cases' measures, less the text ones (relstring): no number to compare, and the Spark
-    engine refuses them."""
-    from duckrank.registry import METRICS
+    engine refuses them; and less the sampled ones, which it refuses too (test_sampled.py)."""
+    from duckrank.registry import METRICS, SAMPLED_OPTIONS
 
     return list(dict.fromkeys(case.measure for case in cases
-                              if getattr(METRICS[case.metric], "value", "number") != "text"))
+                              if getattr(METRICS[case.metric], "value", "number") != "text"
+                              and not set(dict(case.options)) & set(SAMPLED_OPTIONS)))
 
 
 def setting_measures(qrels: str, run: str, setting: str) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from duckrank import _output as output
+from duckrank import registry
 from duckrank._sql import literal, quote_identifier
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
@@ -48,6 +49,13 @@ from duckrank.cli.common import (
 @click.option("-J", "judged_only", is_flag=True,
               help="Judged docs only: drop unjudged docs before ranking (trec_eval -J; --unjudged skip).")
 @convention_options()
+@click.option("--sampled", metavar="N",
+              help="The runs' lists were sampled: each query's relevant items plus negatives drawn uniformly from a "
+                   "catalog of N items. Measures then estimate their full-catalog values (--correction).")
+@click.option("--correction", type=click.Choice(registry.OPTIONS["correction"].choices), default=None,
+              help="With --sampled: bv (default; the bias-variance trade-off of Krichene & Rendle 2020), bias "
+                   "(minimal bias, high variance) or none (the plain values on the sampled lists). Per measure: "
+                   "-m 'nDCG(correction=none)@10'.")
 @column_options
 @click.option("--log", "log", metavar="FILE",
               help="Score one impression log (query, doc, score and label on each row) instead of QRELS RUN.")
@@ -77,10 +85,9 @@ from duckrank.cli.common import (
               help="Compute on DuckDB (embedded) or Apache Spark (pip install 'duckrank[spark]'; Java 17): the "
                    "same numbers, on Parquet files or folders.")
 @handle_errors
-def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conventions, query_col, doc_col, score_col,
-                 relevance_col, literal, log, labels, label_map, segments, segment_table, exclude, run_format,
-                 qrels_format, fmt, output_path, quiet,
-                 threads, memory_limit, temp_dir, engine_name):
+def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conventions, sampled, correction, query_col,
+                 doc_col, score_col, relevance_col, literal, log, labels, label_map, segments, segment_table, exclude,
+                 run_format, qrels_format, fmt, output_path, quiet, threads, memory_limit, temp_dir, engine_name):
     """Score one or more runs against QRELS (trec_eval's argument order).
 
     \b
@@ -119,6 +126,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     conventions = read_conventions(problems, conventions)
     if judged_only:
         conventions["unjudged"] = "skip"
+    sampled = problems.integer("--sampled", sampled, minimum=2)
     run_fmt = problems.choice("--run-format", run_format, INPUT_FORMATS)
     qrels_fmt = problems.choice("--qrels-format", qrels_format, INPUT_FORMATS)
 
@@ -157,6 +165,9 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     inputs = [*([log] if log is not None else [qrels, *runs]), exclude, segment_table]
     check_output(problems, fmt, output_path, [source for source in inputs if source], literal)
     engine = check_engine(problems, threads, memory_limit, temp_dir)
+    if engine_name == "spark" and (sampled is not None or correction is not None):
+        problems.add("--sampled and --correction need the DuckDB engine: the Spark engine does not correct sampled "
+                     "metrics")
     if engine_name == "spark":
         from duckrank.spark import cli_problems
         for problem in cli_problems(log, runs, segments, run_fmt, qrels_fmt, engine):
@@ -191,6 +202,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
         log=log, label=(labels[0] if len(labels) == 1 else list(labels)) if labels else None, label_map=grades,
         by=list(segments) or None, segments=segment_table, exclude=exclude, query_col=query_col, doc_col=doc_col,
         score_col=score_col, relevance_col=relevance_col, literal=literal, **input_formats, **engine, **conventions,
+        sampled=sampled, correction=correction,
     )
     kwargs = {key: value for key, value in kwargs.items() if value is not None}
     try:

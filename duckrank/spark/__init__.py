@@ -57,6 +57,11 @@ def _conventions(options: dict[str, Any], parsed: list) -> tuple[dict[str, Any],
     from duckrank.measures import with_gain_map
     from duckrank.registry import CONVENTIONS
 
+    sampled = sorted({name for name in ("sampled", "correction") if name in options}
+                     | {name for m in parsed for name, _ in m.given if name in ("sampled", "correction")})
+    if sampled:
+        raise OptionError(f"the Spark engine does not correct sampled metrics ({', '.join(sampled)}); use the DuckDB "
+                          f"engine for them")
     unknown = sorted(set(options) - set(CONVENTION_OPTIONS) - {"gain_map"})
     if unknown:
         raise OptionError(f"the Spark engine does not take {', '.join(unknown)}; it takes "
