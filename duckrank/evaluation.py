@@ -530,7 +530,7 @@ def _corrections(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Meas
     for index, measure in enumerate(measures):
         if not measure.corrected:
             continue
-        key = measure.relation_key(conventions["rel_level"])
+        key = measure.relation_key(conventions["rel_level"], conventions["complete"])
         if key not in negatives:
             negatives[key] = con.execute(
                 f"SELECT coalesce(list(DISTINCT duckrank.sampled_negatives(q) ORDER BY duckrank.sampled_negatives(q)), "
