@@ -117,6 +117,25 @@ def _table_macro(name: str, doc: str, measures: list[str], columns: list[tuple[s
             f"COMMENT ON MACRO TABLE duckrank.{name} IS {_quote(doc)};\n")
 
 
+def _top_k_macro(metric) -> str:
+    """duckrank.<name>(qrels, run, train[, items], options..., conventions...) over the hand-written
+    duckrank.<name>_of of sql/42_beyond_accuracy.sql: per query (query_id, value), or one row (value)
+    for a measure of the whole set of queries (coverage)."""
+    params = [*metric.params, *(c.param for c in CONVENTIONS.values())]
+    tables = [name for name in metric.inputs if name != "items"]
+    items = ", items := NULL" if "items" in metric.inputs else ""
+    call = metric.aggregate.format(qrels="qrels", run="run", train="train", items="items",
+                                   ranking=", ".join(CONVENTIONS), **{p.name: p.name for p in metric.params})
+    columns = "CAST(value AS DOUBLE) AS value" if metric.summary == "whole" else "query_id, CAST(value AS DOUBLE) AS value"
+    return (f"CREATE OR REPLACE MACRO duckrank.{metric.name}(qrels, run, {''.join(f'{t}, ' for t in tables)}"
+            f"{_wrap(_signature(params))}{items}) AS TABLE\n"
+            f"{_guard(list(CONVENTIONS), list(metric.options))}\n"
+            f"SELECT {columns} FROM {call}\n"
+            f"WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;\n"
+            f"COMMENT ON MACRO TABLE duckrank.{metric.name} IS "
+            f"{_quote(metric.doc + (' (one row)' if metric.summary == 'whole' else ' (per query)'))};\n")
+
+
 def _log_macro(name: str, implementation: str, doc: str, options: tuple[str, ...]) -> str:
     params = [*(OPTIONS[o] for o in options), CONVENTIONS["rel_level"].param]
     call = implementation.format(log="log", **{p.name: p.name for p in params})
@@ -138,6 +157,8 @@ def generate() -> str:
     for measure in METRICS.values():
         if measure.summary == "log":
             parts.append(_log_macro(measure.name, measure.aggregate, measure.doc, measure.options))
+        elif measure.reads == "top_k":
+            parts.append(_top_k_macro(measure))
         elif measure.table_macro:
             columns = [("value", measure.name), *measure.also]
             parts.append(_table_macro(measure.name, f"{measure.doc} (per query)", [m for _, m in columns], columns))
@@ -174,6 +195,7 @@ def readme_tables() -> dict[str, str]:
         shown = metric.shown_spellings()
         name = f"`{metric.name}`" if metric.table_macro else f"{metric.name} (summary only)"
         summary = {"sum": " Summary: sum.", "gmean": "", "count": "", "log": " One value per log.",
+                   "whole": " One value over the scored queries (no per-query values).",
                    "none": " Text, per query only: no summary."}.get(metric.summary, "")
         definition = metric.doc.replace("|", "\\|") + summary
         rows.append(f"| {name} | {_code(shown['trec_eval'])} | {_code(shown['ir_measures'])} | {_code(shown['ranx'])} "

@@ -57,6 +57,11 @@ from duckrank.cli.common import (
 @click.option("--by", "segments", multiple=True, metavar="COL",
               help="Score every measure per value of COL, a column of the run (or --log) such as device; "
                    "repeatable.")
+@click.option("--train", "train", metavar="FILE",
+              help="Training interactions (query/user id and doc/item id columns, renamed by --query-col and "
+                   "--doc-col) for novelty, diversity, serendipity, catalog_coverage, arp, aplt and aclt.")
+@click.option("--items", "items", metavar="FILE",
+              help="Item features for similarity=features: doc_id and numeric columns, or one embedding list.")
 @click.option("--run-format", metavar="FORMAT",
               help=f"Read runs (or the --log) as {', '.join(INPUT_FORMATS)} instead of detecting it.")
 @click.option("--qrels-format", metavar="FORMAT",
@@ -68,8 +73,8 @@ from duckrank.cli.common import (
                    "same numbers, on Parquet files or folders.")
 @handle_errors
 def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conventions, query_col, doc_col, score_col,
-                 relevance_col, literal, log, label, label_map, segments, run_format, qrels_format, fmt, output_path, quiet,
-                 threads, memory_limit, temp_dir, engine_name):
+                 relevance_col, literal, log, label, label_map, segments, train, items, run_format, qrels_format, fmt,
+                 output_path, quiet, threads, memory_limit, temp_dir, engine_name):
     """Score one or more runs against QRELS (trec_eval's argument order).
 
     \b
@@ -141,7 +146,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     # output and engine
     if segments and fmt == "trec":
         problems.add("--format trec has no column for --by segments; use table, tsv, csv, json, jsonl or parquet")
-    inputs = [log] if log is not None else [qrels, *runs]
+    inputs = [*([log] if log is not None else [qrels, *runs]), train, items]
     check_output(problems, fmt, output_path, [source for source in inputs if source], literal)
     engine = check_engine(problems, threads, memory_limit, temp_dir)
     if engine_name == "spark":
@@ -172,7 +177,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
         else {"run_format": facade_format(run_fmt, "run"), "qrels_format": facade_format(qrels_fmt, "qrels")}
     )
     kwargs: dict[str, Any] = dict(
-        log=log, label=label, label_map=grades, by=list(segments) or None, query_col=query_col, doc_col=doc_col,
+        train=train, items=items, log=log, label=label, label_map=grades, by=list(segments) or None, query_col=query_col, doc_col=doc_col,
         score_col=score_col, relevance_col=relevance_col, literal=literal, **input_formats, **engine, **conventions,
     )
     kwargs = {key: value for key, value in kwargs.items() if value is not None}
