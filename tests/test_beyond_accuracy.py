@@ -1,5 +1,5 @@
 """Beyond-accuracy measures against Microsoft Recommenders 1.2.1 (recommenders.evaluation.python_evaluation,
-run as its authors ran it: pandas < 3) and popularity bias against formulas written here in pandas.
+run as its authors ran it: pandas < 3; a test that needs it skips without it, and fails under CI) and popularity bias against formulas written here in pandas.
 
 The data are generated: power-law item popularity, users with a single training item and users with
 none, items recommended but never trained on, items that never co-occur, graded qrels, distinct
@@ -21,7 +21,12 @@ import duckrank
 from duckrank.cli import main
 from duckrank.errors import InputError, OptionError
 
-pe = pytest.importorskip("recommenders.evaluation.python_evaluation")
+from external import missing
+
+try:  # installed without its heavy dependencies: pip install recommenders==1.2.1 --no-deps (see the README)
+    from recommenders.evaluation import python_evaluation as pe
+except ImportError:
+    pe = None
 
 K = 10
 USER, ITEM = "userID", "itemID"
@@ -76,6 +81,8 @@ def ms_frames(train, run, qrels, items, k=K, rel_level=1):
 
 
 def ms(function, *args, **kwargs):
+    if pe is None:
+        missing("Microsoft Recommenders is not installed: pip install recommenders==1.2.1 --no-deps")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return getattr(pe, function)(*args, **kwargs)
@@ -327,10 +334,17 @@ def test_embedding_column_equals_feature_columns():
         duckrank.evaluate(qrels, run, measures, train=train, items=items), abs=1e-12)
 
 
-def test_spark_engine_refuses_them():
-    spark = pytest.importorskip("duckrank.spark")
+def test_spark_engine_refuses_them(tmp_path):
+    from duckrank import spark
     with pytest.raises(OptionError, match="novelty@10 read training interactions.*DuckDB engine"):
         spark._conventions({}, duckrank.measures.parse_measures(["novelty@10"]))
+    train, run, qrels, _ = generate(13)
+    for name, frame in (("train", train), ("run", run), ("qrels", qrels)):
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+    result = CliRunner().invoke(main, ["eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"),
+                                       "--train", str(tmp_path / "train.parquet"), "-m", "novelty@10",
+                                       "--engine", "spark"])
+    assert result.exit_code == 2 and "--engine spark does not compute the beyond-accuracy" in result.stderr
 
 
 def test_cooccurrence_pairs_are_exact_without_the_item_matrix():

@@ -153,6 +153,9 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
         from duckrank.spark import cli_problems
         for problem in cli_problems(log, runs, segments, run_fmt, qrels_fmt, engine):
             problems.add(problem)
+        if train is not None or items is not None:
+            problems.add("--engine spark does not compute the beyond-accuracy measures (--train, --items); "
+                         "use the DuckDB engine for them")
 
     from duckrank._library import connect, shared_cursor
     from duckrank.evaluation import compute, option_problems
