@@ -126,14 +126,14 @@ def _top_k_macro(metric) -> str:
     items = ", items := NULL" if "items" in metric.inputs else ""
     call = metric.aggregate.format(qrels="qrels", run="run", train="train", items="items",
                                    ranking=", ".join(CONVENTIONS), **{p.name: p.name for p in metric.params})
-    columns = "CAST(value AS DOUBLE) AS value" if metric.summary == "whole" else "query_id, CAST(value AS DOUBLE) AS value"
+    columns = "CAST(value AS DOUBLE) AS value" if metric.summary == "overall" else "query_id, CAST(value AS DOUBLE) AS value"
     return (f"CREATE OR REPLACE MACRO duckrank.{metric.name}(qrels, run, {''.join(f'{t}, ' for t in tables)}"
             f"{_wrap(_signature(params))}{items}) AS TABLE\n"
             f"{_guard(list(CONVENTIONS), list(metric.options))}\n"
             f"SELECT {columns} FROM {call}\n"
             f"WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;\n"
             f"COMMENT ON MACRO TABLE duckrank.{metric.name} IS "
-            f"{_quote(metric.doc + (' (one row)' if metric.summary == 'whole' else ' (per query)'))};\n")
+            f"{_quote(metric.doc + (' (one row)' if metric.summary == 'overall' else ' (per query)'))};\n")
 
 
 def _log_macro(name: str, implementation: str, doc: str, options: tuple[str, ...]) -> str:
@@ -195,7 +195,6 @@ def readme_tables() -> dict[str, str]:
         shown = metric.shown_spellings()
         name = f"`{metric.name}`" if metric.table_macro else f"{metric.name} (summary only)"
         summary = {"sum": " Summary: sum.", "gmean": "", "count": "", "log": " One value per log.",
-                   "whole": " One value over the scored queries (no per-query values).",
                    "none": " Text, per query only: no summary."}.get(metric.summary, "")
         definition = metric.doc.replace("|", "\\|") + summary
         rows.append(f"| {name} | {_code(shown['trec_eval'])} | {_code(shown['ir_measures'])} | {_code(shown['ranx'])} "

@@ -41,7 +41,7 @@ from duckrank.registry import (
 # every run and thread count. Counters are integers: their sums are exact in any order.
 _SUMMARY_SQL = {"mean": "list_sum(list(value ORDER BY query_id)) / count(value)", "sum": "sum(value)",
                 "gmean": "exp(list_sum(list(duckrank.log_floored(value) ORDER BY query_id)) / count(value))",
-                "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)", "whole": "avg(value)"}
+                "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)", "overall": "avg(value)"}
 
 
 @dataclass
@@ -364,7 +364,7 @@ def _top_k_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[
                             for (name, _), value in zip(key_columns, values))
         for index, measure in measures:
             call = measure.top_k_sql({"qrels": qrels_view, "run": run_view, **tables}, conventions)
-            query = "NULL" if measure.summary == "whole" else "query_id"
+            query = "NULL" if measure.summary == "overall" else "query_id"
             selects.append(f"SELECT {constants}{query} AS query_id, {index} AS measure_index, "
                            f"CAST(value AS DOUBLE) AS value, CAST(NULL AS VARCHAR) AS text FROM {call} "
                            f"WHERE value IS NOT NULL")

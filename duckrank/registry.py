@@ -212,7 +212,7 @@ class Metric:
     doc: str
     options: tuple[str, ...] = ()
     summary: str = "mean"  # mean | sum | gmean | count | log (one value per log, no per-query rows) | none
-    #   | whole (one value over the scored queries' top k, no per-query rows: coverage)
+    #   | overall (one value over the scored queries' top k, no per-query rows: coverage)
     value: str = "number"  # number, or text: a string per query (relstring), with no summary
     per_query: bool = True  # whether per-query rows are reported (trec_eval hides num_q, gm_map)
     reads: str = "judged"  # judged: the judged docs suffice; all: every retrieved doc; log: a log;
@@ -345,12 +345,13 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       aliases=(spell("rmse"),), oracle="sklearn", source=_RATING),
     # beyond accuracy: Microsoft Recommenders' definitions (its python_evaluation), popularity bias
     M("catalog_coverage", "duckrank.catalog_coverage_of({qrels}, {run}, {train}, {k}, {ranking})",
-      "distinct items in the scored queries' top k / distinct items in train (MS catalog_coverage)", ("k",),
-      summary="whole", per_query=False, reads="top_k", aliases=(spell("catalog_coverage"),),
+      "summary only: distinct items in the scored queries' top k / distinct items in train (MS catalog_coverage)", ("k",),
+      summary="overall", per_query=False, reads="top_k", aliases=(spell("catalog_coverage"),),
       oracle="recommenders", source=_BEYOND),
     M("distributional_coverage", "duckrank.distributional_coverage_of({qrels}, {run}, {k}, {ranking})",
-      "entropy -sum p(i) log2 p(i) of each item's share of the top-k recommendations (MS distributional_coverage)",
-      ("k",), summary="whole", per_query=False, reads="top_k", aliases=(spell("distributional_coverage"),),
+      "summary only: entropy -sum p(i) log2 p(i) of each item's share of the top-k recommendations "
+      "(MS distributional_coverage)",
+      ("k",), summary="overall", per_query=False, reads="top_k", aliases=(spell("distributional_coverage"),),
       oracle="recommenders", source=_BEYOND),
     M("novelty", "duckrank.novelty_of({qrels}, {run}, {train}, {k}, {ranking})",
       "mean over the top k of -log2(n(i) / N), n(i) = users who trained on i, N = training pairs (MS novelty)",

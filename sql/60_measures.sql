@@ -352,7 +352,7 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.option_problems(k := k))) AS fired)
 SELECT CAST(value AS DOUBLE) AS value FROM duckrank.catalog_coverage_of(qrels, run, train, k, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
 WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.catalog_coverage IS 'distinct items in the scored queries'' top k / distinct items in train (MS catalog_coverage) (one row)';
+COMMENT ON MACRO TABLE duckrank.catalog_coverage IS 'summary only: distinct items in the scored queries'' top k / distinct items in train (MS catalog_coverage) (one row)';
 
 CREATE OR REPLACE MACRO duckrank.distributional_coverage(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
@@ -361,7 +361,7 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.option_problems(k := k))) AS fired)
 SELECT CAST(value AS DOUBLE) AS value FROM duckrank.distributional_coverage_of(qrels, run, k, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
 WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.distributional_coverage IS 'entropy -sum p(i) log2 p(i) of each item''s share of the top-k recommendations (MS distributional_coverage) (one row)';
+COMMENT ON MACRO TABLE duckrank.distributional_coverage IS 'summary only: entropy -sum p(i) log2 p(i) of each item''s share of the top-k recommendations (MS distributional_coverage) (one row)';
 
 CREATE OR REPLACE MACRO duckrank.novelty(qrels, run, train, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
