@@ -362,6 +362,7 @@ def _top_k_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[
     for values, run_view, qrels_view in _slices(con, plan):
         constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
                             for (name, _), value in zip(key_columns, values))
+        run_view = _shared_top(con, qrels_view, run_view, [m for _, m in measures], conventions)
         for index, measure in measures:
             call = measure.top_k_sql({"qrels": qrels_view, "run": run_view, **tables}, conventions)
             query = "NULL" if measure.summary == "overall" else "query_id"
@@ -369,6 +370,26 @@ def _top_k_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[
                            f"CAST(value AS DOUBLE) AS value, CAST(NULL AS VARCHAR) AS text FROM {call} "
                            f"WHERE value IS NOT NULL")
     return " UNION ALL ".join(selects)
+
+
+def _shared_top(con: duckdb.DuckDBPyConnection, qrels_view: str, run_view: str, measures: list[Measure],
+                conventions: dict[str, Any]) -> str:
+    """Several beyond-accuracy measures each rank the run in their own table macro: give them the rows
+    of each query's top k (the largest k they read), ranked once (duckrank.run_top), so that each
+    ranks a few rows a query. Not when one reads the whole list, and not for ties := 'input' (the
+    row order of the input) or a grade-ordered tie rule under another relevance level."""
+    cutoffs = [m.params.get("k") for m in measures]
+    levels = {m.rel_level for m in measures} - {None, conventions["rel_level"]}
+    if (len(measures) < 2 or None in cutoffs or conventions["ties"] in ("input", "average")
+            or (levels and conventions["ties"] in ("pessimistic", "optimistic"))):
+        return run_view
+    ranking = {**conventions, "k": max(cutoffs)}
+    arguments = ", ".join(sql_literal(ranking[name]) for name in
+                          ("k", "rel_level", "ties", "max_rank", "complete", "unjudged", "duplicates"))
+    table = fresh_name("run_top")
+    con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM duckrank.run_top({sql_text(qrels_view)}, "
+                f"{sql_text(run_view)}, {arguments})").fetchall()
+    return table
 
 
 def _read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], train: Any, items: Any,

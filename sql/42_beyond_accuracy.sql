@@ -76,11 +76,44 @@ FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unju
                            MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, false) q;
 COMMENT ON MACRO TABLE duckrank.recommended IS 'each scored query''s top k (every retrieved doc ranked) as a list of {rank, doc_id, rel}, with num_rel';
 
+-- The run's rows of each scored query's top k: a run whose top k (any k up to this one) is the
+-- full run's under the same conventions, so that several measures need not each rank the whole run
+-- (sorting a subset keeps its order; ties := 'input' needs the original row order, so not for it).
+CREATE OR REPLACE MACRO duckrank.run_top(qrels, run, k, rel_level, ties, max_rank, complete, unjudged,
+        duplicates) AS TABLE
+SELECT r.query_id, r.doc_id, r.score
+FROM query_table(CAST(run AS VARCHAR)) r
+SEMI JOIN (SELECT u.query_id, d.doc_id
+           FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates,
+                                     'the top k') u, unnest(u.top) t(d)) top
+    ON top.query_id = r.query_id AND top.doc_id = CAST(r.doc_id AS VARCHAR);
+COMMENT ON MACRO TABLE duckrank.run_top IS 'the run rows of each scored query''s top k (the same top k under the same conventions)';
+
 -- Cosine similarity of two items from co-occurrence (Zhang et al., Auralist, WSDM 2012; MS
 -- _get_cooccurrence_similarity): users who have both / sqrt(n(i)) sqrt(n(j)).
 CREATE OR REPLACE MACRO duckrank.cooccurrence_similarity(shared_users, interactions_i, interactions_j) AS
     shared_users / (sqrt(interactions_i) * sqrt(interactions_j));
 COMMENT ON MACRO duckrank.cooccurrence_similarity IS 'co-occurrence cosine: users with both items / (sqrt n(i) sqrt n(j))';
+
+-- The users who trained on both items of each pair (i1 < i2) of `needed`, for the pairs that have
+-- any, from `trained` (user_id, doc_id); both are the names of relations of the calling query. Each
+-- user's trained items are paired among themselves, but only the items some needed pair names, and
+-- only the needed pairs are counted: never the full item-item matrix. (Probing each pair's users of
+-- one item for the other would cost the items' popularity per pair: far more, as top-k lists favour
+-- popular items.)
+CREATE OR REPLACE MACRO duckrank.shared_users(needed, trained) AS TABLE
+WITH wanted AS (SELECT i1 AS doc_id FROM query_table(needed) UNION SELECT i2 FROM query_table(needed)),
+candidates AS MATERIALIZED (
+    SELECT t.user_id, t.doc_id FROM query_table(trained) t SEMI JOIN wanted w ON w.doc_id = t.doc_id
+),
+user_pairs AS (
+    SELECT a.doc_id AS i1, b.doc_id AS i2
+    FROM candidates a JOIN candidates b ON a.user_id = b.user_id AND a.doc_id < b.doc_id
+)
+SELECT p.i1, p.i2, count(*) AS users
+FROM user_pairs p SEMI JOIN query_table(needed) n ON n.i1 = p.i1 AND n.i2 = p.i2
+GROUP BY p.i1, p.i2;
+COMMENT ON MACRO TABLE duckrank.shared_users IS 'users who trained on both items of each needed pair (i1 < i2)';
 
 -- Cosine similarity of two feature vectors (MS _get_item_feature_similarity); 0 when either is
 -- all zeros (MS: NaN).
@@ -175,13 +208,11 @@ pairs AS MATERIALIZED (
 needed AS MATERIALIZED (SELECT DISTINCT i1, i2 FROM pairs),
 trained AS MATERIALIZED (SELECT * FROM duckrank.training_pairs(train) WHERE similarity = 'cooccurrence'),
 popularity AS (SELECT doc_id, count(*) AS interactions FROM trained GROUP BY doc_id),
+shared AS (SELECT * FROM duckrank.shared_users(needed, trained) WHERE similarity = 'cooccurrence'),
 similarities AS (
-    SELECT n.i1, n.i2, duckrank.cooccurrence_similarity(count(*), any_value(p1.interactions),
-                                                        any_value(p2.interactions)) AS sim
-    FROM needed n JOIN trained a ON a.doc_id = n.i1 JOIN trained b ON b.user_id = a.user_id AND b.doc_id = n.i2
-    JOIN popularity p1 ON p1.doc_id = n.i1 JOIN popularity p2 ON p2.doc_id = n.i2
+    SELECT s.i1, s.i2, duckrank.cooccurrence_similarity(s.users, p1.interactions, p2.interactions) AS sim
+    FROM shared s JOIN popularity p1 ON p1.doc_id = s.i1 JOIN popularity p2 ON p2.doc_id = s.i2
     WHERE similarity = 'cooccurrence'
-    GROUP BY n.i1, n.i2
     UNION ALL
     SELECT n.i1, n.i2, duckrank.feature_similarity(f1.features, f2.features)
     FROM needed n
@@ -218,16 +249,14 @@ history AS MATERIALIZED (
     FROM listed l JOIN trained t ON t.user_id = l.query_id
 ),
 needed AS MATERIALIZED (SELECT DISTINCT i1, i2 FROM history),
+shared AS (SELECT * FROM duckrank.shared_users(needed, trained) WHERE similarity = 'cooccurrence'),
 popularity AS (SELECT doc_id, count(*) AS interactions FROM trained GROUP BY doc_id),
 similarities AS (
     SELECT n.i1, n.i2, 1.0 AS sim FROM needed n WHERE n.i1 = n.i2 AND similarity = 'cooccurrence'
     UNION ALL
-    SELECT n.i1, n.i2, duckrank.cooccurrence_similarity(count(*), any_value(p1.interactions),
-                                                        any_value(p2.interactions))
-    FROM needed n JOIN trained a ON a.doc_id = n.i1 JOIN trained b ON b.user_id = a.user_id AND b.doc_id = n.i2
-    JOIN popularity p1 ON p1.doc_id = n.i1 JOIN popularity p2 ON p2.doc_id = n.i2
-    WHERE n.i1 < n.i2 AND similarity = 'cooccurrence'
-    GROUP BY n.i1, n.i2
+    SELECT s.i1, s.i2, duckrank.cooccurrence_similarity(s.users, p1.interactions, p2.interactions)
+    FROM shared s JOIN popularity p1 ON p1.doc_id = s.i1 JOIN popularity p2 ON p2.doc_id = s.i2
+    WHERE similarity = 'cooccurrence'
     UNION ALL
     SELECT n.i1, n.i2, duckrank.feature_similarity(f1.features, f2.features)
     FROM needed n

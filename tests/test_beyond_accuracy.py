@@ -359,3 +359,18 @@ def test_cooccurrence_pairs_are_exact_without_the_item_matrix():
     close(duck_per_query(qrels, run, f"serendipity@{K}", train=train),
           per_user(ms("user_serendipity", train_df, reco, col_relevance="relevant"), "user_serendipity"))
     assert not math.isnan(duckrank.evaluate(qrels, run, [f"novelty@{K}"], train=train)[f"novelty@{K}"])
+
+
+@pytest.mark.parametrize("conventions", [{}, {"unjudged": "skip", "max_rank": 7}, {"ties": "pessimistic", "rel_level": 2},
+                                         {"duplicates": "max", "complete": True}])
+def test_measures_together_equal_each_alone(conventions):
+    # several measures share one ranking of the run (its top k rows): the same values as one at a time
+    train, run, qrels, items = generate(14)
+    run["score"] = run["score"].round(0)  # ties, for the tie rules
+    if conventions.get("duplicates") == "max":
+        run = pd.concat([run, run.iloc[::5].assign(score=lambda r: r.score - 1)], ignore_index=True)
+    measures = ["novelty@10", "diversity@5", "serendipity(rel=2)@10", "arp@3", "catalog_coverage@10",
+                "distributional_coverage@4", "aclt(head=0.5)@10"]
+    together = duckrank.evaluate(qrels, run, measures, train=train, **conventions)
+    alone = {m: duckrank.evaluate(qrels, run, [m], train=train, **conventions)[m] for m in measures}
+    assert together == pytest.approx(alone, abs=1e-12)
