@@ -103,7 +103,7 @@ def test_every_table_macro_of_the_library_is_a_registered_measure_or_documented(
                                   # beyond accuracy (sql/42_beyond_accuracy.sql): what its table macros read
                                   *(f"{name}_of" for name, metric in METRICS.items() if metric.reads == "top_k"),
                                   "training_pairs", "item_popularity", "recommended", "popularity_bias_of",
-                                  "summarised_recommendations"}
+                                  "summarised_recommendations", "shared_users", "run_top"}
 
 
 def test_defaults_live_once():
