@@ -65,15 +65,19 @@ COMMENT ON MACRO TABLE duckrank.item_popularity IS 'per trained item: interactio
 
 -- Each scored query's top k as a list of {rank, doc_id, rel}, and its R for the empty policy.
 -- Every retrieved doc is ranked (judged or not); ties := 'average' is refused, as the top k of a
--- tie has no one membership.
+-- tie has no one membership. The ranking is cut at k as max_rank would cut it, so that only k docs
+-- a query are built (not under unjudged := 'skip': -J -M drops the unjudged docs after the cut).
 CREATE OR REPLACE MACRO duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged,
         duplicates, metric) AS TABLE
 SELECT q.query_id, q.num_rel,
        duckrank.needs_strict_ties(
            list_transform(duckrank.top_docs(q, k), lambda d: {'rank': d.rank, 'doc_id': d.doc_id, 'rel': d.rel}),
            q.tie_rule, metric) AS top
-FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear',
-                           MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, false) q;
+FROM duckrank.rank_queries(qrels, run, rel_level, ties,
+                           CASE WHEN unjudged = 'skip' OR k IS NULL THEN max_rank
+                                ELSE least(coalesce(max_rank, k), k) END,
+                           complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL,
+                           duplicates, false) q;
 COMMENT ON MACRO TABLE duckrank.recommended IS 'each scored query''s top k (every retrieved doc ranked) as a list of {rank, doc_id, rel}, with num_rel';
 
 -- The run's rows of each scored query's top k: a run whose top k (any k up to this one) is the
