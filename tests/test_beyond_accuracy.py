@@ -374,3 +374,31 @@ def test_measures_together_equal_each_alone(conventions):
     together = duckrank.evaluate(qrels, run, measures, train=train, **conventions)
     alone = {m: duckrank.evaluate(qrels, run, [m], train=train, **conventions)[m] for m in measures}
     assert together == pytest.approx(alone, abs=1e-12)
+
+
+def test_real_duckdb_shell_reads_the_sample_data():
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    shell = Path(sys.executable).with_name("duckdb")
+    shell = str(shell) if shell.exists() else shutil.which("duckdb")
+    if shell is None:
+        pytest.skip("the duckdb shell (duckdb-cli) is not installed")
+    repo = Path(__file__).resolve().parent.parent
+    script = (".read sql/duckrank.sql\n.mode csv\n.headers off\n"
+              "CREATE VIEW train AS SELECT user_id AS query_id, item_id AS doc_id FROM 'data/train_interactions.parquet';\n"
+              "CREATE VIEW run AS SELECT user_id AS query_id, item_id AS doc_id, score FROM 'data/log.parquet';\n"
+              "CREATE VIEW qrels AS SELECT user_id AS query_id, item_id AS doc_id, "
+              "CASE event WHEN 'purchase' THEN 3 WHEN 'click' THEN 1 ELSE 0 END AS relevance FROM 'data/log.parquet';\n"
+              "SELECT avg(value) FROM duckrank.serendipity('qrels', 'run', 'train', k := 10);\n"
+              "SELECT value FROM duckrank.distributional_coverage('qrels', 'run', k := 10);\n")
+    result = subprocess.run([shell], input=script, cwd=repo, capture_output=True, text=True)
+    assert result.returncode == 0 and not result.stderr, result.stderr
+    got = [float(line) for line in result.stdout.split()]
+    expected = duckrank.evaluate(log=str(repo / "data/log.parquet"), label="event",
+                                 label_map={"purchase": 3, "click": 1}, query_col="user_id", doc_col="item_id",
+                                 train=str(repo / "data/train_interactions.parquet"),
+                                 measures=["serendipity@10", "distributional_coverage@10"])
+    assert got == pytest.approx(list(expected.values()), abs=1e-12)
