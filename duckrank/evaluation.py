@@ -359,6 +359,12 @@ def _top_k_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[
     row with no query_id."""
     key_columns = plan.key_columns()
     selects = []
+    if tables.get("train"):
+        # each measure's macro reads the distinct training pairs, some more than once: read them once
+        pairs = fresh_name("training_pairs")
+        con.execute(f"CREATE TEMP TABLE {pairs} AS SELECT user_id AS query_id, doc_id "
+                    f"FROM duckrank.training_pairs({sql_text(tables['train'])})").fetchall()
+        tables = {**tables, "train": pairs}
     for values, run_view, qrels_view in _slices(con, plan):
         constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
                             for (name, _), value in zip(key_columns, values))
