@@ -24,6 +24,12 @@
 CREATE OR REPLACE VIEW duckrank.no_items AS
     SELECT CAST(NULL AS VARCHAR) AS doc_id, CAST(NULL AS DOUBLE[]) AS features WHERE false;
 
+-- Aggregate: the mean of `value` summed in `key` order, so that a value is the same bits on every
+-- run and thread count (avg sums in whatever order the threads meet the rows).
+CREATE OR REPLACE MACRO duckrank.ordered_mean(value, key) AS
+    list_sum(list(value ORDER BY key)) / count(value);
+COMMENT ON MACRO duckrank.ordered_mean IS 'aggregate: mean of value summed in key order (the same bits on every run)';
+
 -- The distinct (user, item) pairs of the training interactions, item ids as text as
 -- duckrank.rank_queries holds them (ids are compared as given: Python checks that train and run
 -- ids are both text or both numbers).
@@ -143,7 +149,7 @@ WITH users AS MATERIALIZED (
 ),
 listed AS (SELECT u.query_id, d.doc_id FROM users u, unnest(u.top) t(d)),
 per_user AS (
-    SELECT l.query_id, avg(coalesce(p.novelty, 0.0)) AS value
+    SELECT l.query_id, duckrank.ordered_mean(coalesce(p.novelty, 0.0), l.doc_id) AS value
     FROM listed l LEFT JOIN duckrank.item_popularity(train, 0) p USING (doc_id)
     GROUP BY l.query_id
 )
@@ -225,7 +231,7 @@ similarities AS (
     WHERE similarity = 'features'
 ),
 per_user AS (
-    SELECT p.query_id, 1 - avg(coalesce(s.sim, 0.0)) AS value
+    SELECT p.query_id, 1 - duckrank.ordered_mean(coalesce(s.sim, 0.0), (p.i1, p.i2)) AS value
     FROM pairs p LEFT JOIN similarities s ON s.i1 = p.i1 AND s.i2 = p.i2
     GROUP BY p.query_id
 )
@@ -269,11 +275,12 @@ similarities AS (
     WHERE similarity = 'features'
 ),
 per_item AS (
-    SELECT h.query_id, h.doc_id, (1 - avg(coalesce(s.sim, 0.0))) * any_value(h.rel) AS serendipity
+    SELECT h.query_id, h.doc_id, (1 - duckrank.ordered_mean(coalesce(s.sim, 0.0), (h.i1, h.i2))) * any_value(h.rel)
+           AS serendipity
     FROM history h LEFT JOIN similarities s ON s.i1 = h.i1 AND s.i2 = h.i2
     GROUP BY h.query_id, h.doc_id
 ),
-per_user AS (SELECT query_id, avg(serendipity) AS value FROM per_item GROUP BY query_id)
+per_user AS (SELECT query_id, duckrank.ordered_mean(serendipity, doc_id) AS value FROM per_item GROUP BY query_id)
 SELECT u.query_id, duckrank.empty_policy(p.value, u.num_rel, empty) AS value
 FROM users u LEFT JOIN per_user p USING (query_id);
 COMMENT ON MACRO TABLE duckrank.serendipity_of IS 'serendipity@k per query: mean (1 - mean similarity to the user''s training items) * rel (MS user_serendipity)';
@@ -305,11 +312,11 @@ COMMENT ON MACRO TABLE duckrank.catalog_coverage_of IS 'catalog_coverage@k: dist
 CREATE OR REPLACE MACRO duckrank.distributional_coverage_of(qrels, run, k, rel_level, ties, max_rank, complete,
         empty, unjudged, duplicates) AS TABLE
 WITH counts AS (
-    SELECT count(*) AS times
+    SELECT doc_id, count(*) AS times
     FROM duckrank.summarised_recommendations(qrels, run, k, rel_level, ties, max_rank, complete, empty, unjudged,
                                              duplicates, 'distributional coverage')
     GROUP BY doc_id
 )
-SELECT -sum((times / total) * log2(times / total)) AS value
+SELECT -list_sum(list((times / total) * log2(times / total) ORDER BY doc_id)) AS value
 FROM counts CROSS JOIN (SELECT CAST(sum(times) AS DOUBLE) AS total FROM counts);
 COMMENT ON MACRO TABLE duckrank.distributional_coverage_of IS 'distributional_coverage@k: entropy of the recommendation counts of the top k';

@@ -402,3 +402,13 @@ def test_real_duckdb_shell_reads_the_sample_data():
                                  train=str(repo / "data/train_interactions.parquet"),
                                  measures=["serendipity@10", "distributional_coverage@10"])
     assert got == pytest.approx(list(expected.values()), abs=1e-12)
+
+
+def test_values_are_the_same_bits_on_any_thread_count():
+    train, run, qrels, items = generate(15, users=120)
+    measures = ["novelty@10", "diversity@10", "serendipity@10", "distributional_coverage@10",
+                "diversity(similarity=features)@10"]
+    one = duckrank.evaluate(qrels, run, measures, train=train, items=items, threads=1)
+    assert duckrank.evaluate(qrels, run, measures, train=train, items=items, threads=2) == one
+    assert duckrank.evaluate(qrels, run.sample(frac=1, random_state=3), measures, train=train.sample(frac=1),
+                             items=items, threads=2) == one
