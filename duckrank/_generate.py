@@ -149,6 +149,25 @@ def _table_macro(name: str, doc: str, measures: list[str], columns: list[tuple[s
             f"COMMENT ON MACRO TABLE duckrank.{name} IS {_quote(doc)};\n")
 
 
+def _top_k_macro(metric) -> str:
+    """duckrank.<name>(qrels, run, train[, items], options..., conventions...) over the hand-written
+    duckrank.<name>_of of sql/42_beyond_accuracy.sql: per query (query_id, value), or one row (value)
+    for a measure of the whole set of queries (coverage)."""
+    params = [*metric.params, *(c.param for c in CONVENTIONS.values())]
+    tables = [name for name in metric.inputs if name != "items"]
+    items = ", items := NULL" if "items" in metric.inputs else ""
+    call = metric.aggregate.format(qrels="qrels", run="run", train="train", items="items",
+                                   ranking=", ".join(CONVENTIONS), **{p.name: p.name for p in metric.params})
+    columns = "CAST(value AS DOUBLE) AS value" if metric.summary == "overall" else "query_id, CAST(value AS DOUBLE) AS value"
+    return (f"CREATE OR REPLACE MACRO duckrank.{metric.name}(qrels, run, {''.join(f'{t}, ' for t in tables)}"
+            f"{_wrap(_signature(params))}{items}) AS TABLE\n"
+            f"{_guard(list(CONVENTIONS), list(metric.options))}\n"
+            f"SELECT {columns} FROM {call}\n"
+            f"WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;\n"
+            f"COMMENT ON MACRO TABLE duckrank.{metric.name} IS "
+            f"{_quote(metric.doc + (' (one row)' if metric.summary == 'overall' else ' (per query)'))};\n")
+
+
 def _log_macro(name: str, implementation: str, doc: str, options: tuple[str, ...]) -> str:
     params = [*(OPTIONS[o] for o in options), CONVENTIONS["rel_level"].param]
     call = implementation.format(log="log", **{p.name: p.name for p in params})
@@ -170,6 +189,8 @@ def generate() -> str:
     for measure in METRICS.values():
         if measure.summary == "log":
             parts.append(_log_macro(measure.name, measure.aggregate, measure.doc, measure.options))
+        elif measure.reads == "top_k":
+            parts.append(_top_k_macro(measure))
         elif measure.table_macro:
             columns = [("value", measure.name), *measure.also]
             parts.append(_table_macro(measure.name, f"{measure.doc} (per query)", [m for _, m in columns], columns))

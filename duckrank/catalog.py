@@ -27,7 +27,7 @@ def catalog() -> list[dict[str, Any]]:
         "spellings": spellings(metric),
         "definition": metric.doc,
         "options": metric.defaults(),
-        "summary": metric.summary,
+        "summary": "summary only: one value over the scored queries" if metric.summary == "whole" else metric.summary,
         "source": metric.source,
         "oracle": metric.oracle,
     } for metric in METRICS.values()]

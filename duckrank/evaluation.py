@@ -28,7 +28,7 @@ from duckrank._library import (
 from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError
-from duckrank.inputs import Source, fresh_name, read_table
+from duckrank.inputs import Source, fresh_name, read_items, read_table
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.registry import (
     CONVENTIONS,
@@ -43,7 +43,7 @@ from duckrank.registry import (
 # every run and thread count. Counters are integers: their sums are exact in any order.
 _SUMMARY_SQL = {"mean": "list_sum(list(value ORDER BY query_id)) / count(value)", "sum": "sum(value)",
                 "gmean": "exp(list_sum(list(duckrank.log_floored(value) ORDER BY query_id)) / count(value))",
-                "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)"}
+                "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)", "overall": "avg(value)"}
 
 
 @dataclass
@@ -299,7 +299,7 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
     which one batch of queries may lack); estimates holds each corrected measure's f~ (_corrections)."""
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(measures):
-        if measure.summary != "log":
+        if measure.summary != "log" and measure.metric.reads != "top_k":
             groups.setdefault(measure.relation_key(conventions["rel_level"], conventions["complete"]), []).append(index)
     keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
     empty = sql_literal(conventions["empty"])
@@ -367,6 +367,95 @@ def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[in
                            f"CAST(NULL AS VARCHAR) AS text FROM {call} "
                            f"WHERE value IS NOT NULL")
     return " UNION ALL ".join(selects)
+
+
+def _slices(con: duckdb.DuckDBPyConnection, plan: Plan) -> list[tuple[tuple, str, str]]:
+    """Each (run, segment) slice of a plan as (its key values, run view, qrels view) whose query_id is
+    the query itself (what training interactions call the user)."""
+    if not plan.keyed:
+        return [((plan.runs[0],), plan.run_view, plan.qrels_view)]
+    key_columns = plan.key_columns()
+    expressions = ", ".join(expression for _, expression in key_columns)
+    slices = []
+    for values in con.sql(f"SELECT DISTINCT {expressions} FROM {plan.run_view} ORDER BY ALL").fetchall():
+        condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_text(value)}"
+                                 for (_, expression), value in zip(key_columns, values))
+        views = []
+        for view, columns in ((plan.run_view, "doc_id, score"), (plan.qrels_view, "doc_id, relevance")):
+            name = fresh_name("slice")
+            con.execute(f"CREATE TEMP VIEW {name} AS SELECT query_id.query AS query_id, {columns} FROM {view} "
+                        f"WHERE {condition}").fetchall()
+            views.append(name)
+        slices.append((values, *views))
+    return slices
+
+
+def _top_k_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],
+               conventions: dict[str, Any], tables: dict[str, str | None]) -> str:
+    """The beyond-accuracy measures (sql/42_beyond_accuracy.sql): each reads its own table macro over
+    a slice's run and qrels and the training (and item) tables, once per (run, segment) slice, since
+    the users of train are the queries themselves. A measure of the whole set (coverage) gives one
+    row with no query_id."""
+    key_columns = plan.key_columns()
+    selects = []
+    if tables.get("train"):
+        # each measure's macro reads the distinct training pairs, some more than once: read them once
+        pairs = fresh_name("training_pairs")
+        con.execute(f"CREATE TEMP TABLE {pairs} AS SELECT user_id AS query_id, doc_id "
+                    f"FROM duckrank.training_pairs({sql_text(tables['train'])})").fetchall()
+        tables = {**tables, "train": pairs}
+    for values, run_view, qrels_view in _slices(con, plan):
+        constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
+                            for (name, _), value in zip(key_columns, values))
+        run_view = _shared_top(con, qrels_view, run_view, [m for _, m in measures], conventions)
+        for index, measure in measures:
+            call = measure.top_k_sql({"qrels": qrels_view, "run": run_view, **tables}, conventions)
+            query = "NULL" if measure.summary == "overall" else "query_id"
+            selects.append(f"SELECT {constants}{query} AS query_id, {index} AS measure_index, "
+                           f"CAST(value AS DOUBLE) AS value, CAST(NULL AS VARCHAR) AS text FROM {call} "
+                           f"WHERE value IS NOT NULL")
+    return " UNION ALL ".join(selects)
+
+
+def _shared_top(con: duckdb.DuckDBPyConnection, qrels_view: str, run_view: str, measures: list[Measure],
+                conventions: dict[str, Any]) -> str:
+    """Several beyond-accuracy measures each rank the run in their own table macro: give them the rows
+    of each query's top k (the largest k they read), ranked once (duckrank.run_top), so that each
+    ranks a few rows a query. Not when one reads the whole list, and not for ties := 'input' (the
+    row order of the input) or a grade-ordered tie rule under another relevance level."""
+    cutoffs = [m.params.get("k") for m in measures]
+    levels = {m.rel_level for m in measures} - {None, conventions["rel_level"]}
+    if (len(measures) < 2 or None in cutoffs or conventions["ties"] in ("input", "average")
+            or (levels and conventions["ties"] in ("pessimistic", "optimistic"))):
+        return run_view
+    ranking = {**conventions, "k": max(cutoffs)}
+    arguments = ", ".join(sql_literal(ranking[name]) for name in
+                          ("k", "rel_level", "ties", "max_rank", "complete", "unjudged", "duplicates"))
+    table = fresh_name("run_top")
+    con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM duckrank.run_top({sql_text(qrels_view)}, "
+                f"{sql_text(run_view)}, {arguments})").fetchall()
+    return table
+
+
+def _read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], train: Any, items: Any,
+                       columns: dict[str, str | None], runs: list[Source],
+                       literal: bool | None) -> dict[str, Source | None]:
+    """The training interactions and item features the beyond-accuracy measures read, checked against
+    what they need; their ids must be of the run's kind (text or numbers), as qrels' are."""
+    needs_train = [m.spelling for m in measures if "train" in m.metric.inputs]
+    needs_items = [m.spelling for m in measures if m.params.get("similarity") == "features"]
+    if needs_train and train is None:
+        raise OptionError(f"{', '.join(map(repr, needs_train))} need training interactions: pass train= "
+                          f"(duckrank eval --train FILE), a table of query_id (the user) and doc_id (the item)")
+    if needs_items and items is None:
+        raise OptionError(f"{', '.join(map(repr, needs_items))} need item features (similarity=features): pass "
+                          f"items= (duckrank eval --items FILE), a table of doc_id and feature columns")
+    read = {"train": read_table(con, train, "train", columns=columns, literal=literal) if needs_train else None,
+            "items": read_items(con, items, doc_col=columns.get("doc_id"), literal=literal) if needs_items else None}
+    for source in read.values():
+        if source is not None:
+            _check_id_types(source, runs)
+    return read
 
 
 def _translate(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyConnection) -> DuckrankError:
@@ -463,7 +552,7 @@ def _check_id_types(qrels: Source, runs: list[Source]) -> None:
     def is_text(column_type: str) -> bool:
         return column_type.upper().startswith("VARCHAR")
     for run in runs:
-        for column in ("query_id", "doc_id"):
+        for column in (c for c in ("query_id", "doc_id") if c in qrels.columns):
             if is_text(run.columns[column]) != is_text(qrels.columns[column]):
                 raise InputError(
                     f"{run.label} has {column} of type {run.columns[column]} but {qrels.label} has "
@@ -580,7 +669,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             rel_level: float | None = None, max_rank: int | None = None, complete: bool | None = None,
             empty: str | None = None, unjudged: str | None = None, gain: str | None = None,
             gain_map: dict[float, float] | None = None, duplicates: str | None = None, sampled: int | None = None,
-            correction: str | None = None, literal: bool | None = None, summary_only: bool = False) -> Results:
+            correction: str | None = None, literal: bool | None = None, summary_only: bool = False,
+            train: Any = None, items: Any = None) -> Results:
     """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
     ranking convention; see duckrank.evaluate for the friendly front door.
 
@@ -651,14 +741,24 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         run_sources = [_reshaped(con, run, exclusions, attributes, segments) for run in run_sources]
         sources = [qrels_source, *run_sources]
     sources += [extra for extra in (exclusions, attributes) if extra is not None]
+    top_k = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "top_k"]
+    tables: dict[str, str | None] = {}
+    if top_k:
+        read = _read_top_k_inputs(con, [m for _, m in top_k], train, items, columns, run_sources, literal)
+        tables = {name: source.view if source else None for name, source in read.items()}
+        sources.extend(source for source in read.values() if source)
     table = fresh_name("results")
     try:
         plan = _plan(con, run_sources, qrels_source, run_names, segments)
         ranking = [m for m in parsed if m.summary != "log"]
-        batches = _query_batches(con, plan) if ranking else 1
+        ranked = [m for m in ranking if m.metric.reads != "top_k"]
+        batches = _query_batches(con, plan) if ranked else 1
         estimates = _corrections(con, plan, parsed, conventions)
         parts = (_batched_per_query(con, plan, parsed, conventions, batches, estimates) if batches > 1
-                 else [_per_query_sql(plan, parsed, conventions, estimates=estimates)] if ranking else [])
+                 else [_per_query_sql(plan, parsed, conventions, estimates=estimates)] if ranked else [])
+        if top_k:  # never batched: coverage is over every query at once
+            top_k_sql = _top_k_sql(con, plan, top_k, conventions, tables)
+            parts = [f"{parts[0]} UNION ALL {top_k_sql}", *parts[1:]] if parts else [top_k_sql]
         log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
         if log_measures:
             log_sql = _log_sql(con, plan, log_measures, rel_level, source if log is not None else None)
@@ -710,8 +810,11 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     name: a row's grade is the highest of its true events); exclude= (query_id, doc_id) pairs removed
     from every run before ranking (seen items); segments= a table of query attributes joined on the
     query id, whose by= columns segment the scores (a query it lacks gets a NULL segment); con=,
-    threads=, memory_limit=, temp_dir=. A run may hold each query's ranking in one LIST column (of
-    doc ids, or of structs with the doc_col and score_col fields; rank = list position). A path that exists is read as
+    threads=, memory_limit=, temp_dir=. The beyond-accuracy measures
+    (novelty, diversity, serendipity, catalog_coverage, arp, aplt, aclt) read train= (training
+    interactions: query_id, doc_id), and similarity=features reads items= (doc_id and features). A run
+    may hold each query's ranking in one LIST column (of doc ids, or of structs with the doc_col and
+    score_col fields; rank = list position). A path that exists is read as
     that file even with glob characters in its name, a glob expanded only when none does; literal=True
     reads every path literally, literal=False expands every glob.
     """

@@ -35,6 +35,8 @@ STANDARD_COLUMNS = {
     "log": ("query_id", "doc_id", "score", "label"),
     "exclude": ("query_id", "doc_id"),  # pairs removed from the run before ranking (seen items)
     "segments": ("query_id",),  # a table of query attributes, joined on the query id
+    "train": ("query_id", "doc_id"),
+    "items": ("doc_id",),
 }
 # Which option renames each standard column, for the hint in a missing-column error.
 COLUMN_OPTIONS = {"query_id": "query_col", "doc_id": "doc_col", "score": "score_col",
@@ -908,6 +910,43 @@ def _label_expression(relation: duckdb.DuckDBPyRelation, label: str, available: 
                          f"label= each column and key the map by their names")
     cases = " ".join(f"WHEN {sql_text(str(value))} THEN {float(grade)!r}" for value, grade in label_map.items())
     return f"CASE CAST({column} AS VARCHAR) {cases} ELSE 0.0 END"
+
+
+def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | None = None,
+               literal: bool | None = None) -> Source:
+    """A view items(doc_id, features DOUBLE[]) over an item table: doc_id (renamed by doc_col) and
+    either numeric feature columns, in their order, or one embedding column (a LIST or ARRAY of
+    numbers). Every vector must be complete and as long as the others: a cosine needs both."""
+    read = _relation(con, source, "items", None, literal)
+    relation, label = read.relation, read.label
+    available = dict(zip(relation.columns, (str(t) for t in relation.types)))
+    doc = doc_col or "doc_id"
+    if doc not in available:
+        raise InputError(f"{label} has no column {doc!r}; its columns are {', '.join(map(repr, available))}; "
+                         f"name yours with doc_col=")
+    features = {name: kind for name, kind in available.items() if name != doc}
+    vectors = [name for name, kind in features.items() if kind.upper().endswith("]")]
+    if len(features) == 1 and vectors:
+        expression = f"CAST({quote_identifier(vectors[0])} AS DOUBLE[])"
+    else:
+        bad = [name for name, kind in features.items() if not kind.upper().startswith(_NUMERIC)]
+        if not features or bad:
+            shown = f"column {bad[0]!r} holds {features[bad[0]]}" if bad else "it has no feature column"
+            raise InputError(f"{label}: {shown}; items hold {doc!r} and numeric feature columns, or one embedding "
+                             f"column (a list of numbers)")
+        expression = "[" + ", ".join(f"CAST({quote_identifier(name)} AS DOUBLE)" for name in features) + "]"
+    doc_type = available[doc]
+    doc_expression = (f"CAST({quote_identifier(doc)} AS VARCHAR)" if doc_type.upper().startswith("ENUM")
+                      else quote_identifier(doc))
+    view = fresh_name("items")
+    relation.project(f"{doc_expression} AS doc_id, {expression} AS features").create_view(view)
+    bad_row = con.sql(f"SELECT doc_id FROM {quote_identifier(view)} WHERE features IS NULL "
+                      f"OR list_contains(list_transform(features, lambda v: v IS NULL OR NOT isfinite(v)), true) "
+                      f"OR len(features) <> (SELECT max(len(features)) FROM {quote_identifier(view)}) LIMIT 1").fetchall()
+    if bad_row:
+        raise InputError(f"{label}: the features of doc_id {bad_row[0][0]!r} are missing, not finite, or not as "
+                         f"long as the others; every item needs a complete feature vector of one length")
+    return Source(view, label, {"doc_id": "VARCHAR" if doc_type.upper().startswith("ENUM") else doc_type})
 
 
 def _check_trec_writable(con: duckdb.DuckDBPyConnection, relation: str, kind: str) -> None:

@@ -18,7 +18,8 @@ from typing import Any
 
 from duckrank._sql import literal
 from duckrank.errors import MeasureError, OptionError
-from duckrank.registry import ALL_TREC, METRICS, OFFICIAL, OPTIONS, RANKED_OPTIONS, TREC_ORDER, Metric, Spelling
+from duckrank.registry import (ALL_TREC, CONVENTIONS, METRICS, OFFICIAL, OPTIONS, RANKED_OPTIONS, TREC_ORDER, Metric,
+                               Spelling)
 
 # Spellings -> (metric, spelling). trec_eval's names are matched exactly (in another case only
 # when no other family has the name, or with a trec_eval parameter: p.5); the others in any case.
@@ -99,6 +100,15 @@ class Measure:
         return (f"duckrank.sampled_value(q, {self.aggregate_sql()}, "
                 f"{estimates or 'CAST(NULL AS MAP(BIGINT, DOUBLE[]))'}, {sql_literal(self.catalog)}, "
                 f"{sql_literal(self.params['correction'])})")
+
+    def top_k_sql(self, tables: dict[str, str | None], conventions: dict[str, Any]) -> str:
+        """The table macro call of a top_k measure (beyond accuracy) over the named qrels, run, train
+        and items views, with the conventions (its own relevance level, if it has one)."""
+        values = {**conventions, "rel_level": self.rel_level if self.rel_level is not None else conventions["rel_level"]}
+        ranking = ", ".join(sql_literal(values[name]) for name in CONVENTIONS)
+        return self.metric.aggregate.format(**{name: literal(table) for name, table in tables.items()},
+                                            ranking=ranking,
+                                            **{name: sql_literal(value) for name, value in self.params.items()})
 
 
 def sql_literal(value: Any) -> str:

@@ -135,6 +135,11 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
     Param("correction", "text", "bv", "what a sampled measure reports: none (its plain value on the sampled list), "
           "bias (the minimal-bias estimate of its full-catalog value) or bv (the bias-variance trade-off, "
           "Krichene & Rendle 2020)", choices=("none", "bias", "bv")),
+
+    Param("head", "number", 0.2, "the short head: the most popular items that together hold this share of the "
+          "training interactions", valid="head >= 0 AND head <= 1", must="be between 0 and 1"),
+    Param("similarity", "text", "cooccurrence", "item similarity: cooccurrence (cosine of who trained on them) or "
+          "features (cosine of the items' feature vectors)", choices=("cooccurrence", "features")),
 ]}
 
 # The options of a measure that can be corrected for sampling (Metric.sampled).
@@ -222,9 +227,12 @@ class Metric:
     doc: str
     options: tuple[str, ...] = ()
     summary: str = "mean"  # mean | sum | gmean | count | log (one value per log, no per-query rows) | none
+    #   | overall (one value over the scored queries' top k, no per-query rows: coverage)
     value: str = "number"  # number, or text: a string per query (relstring), with no summary
     per_query: bool = True  # whether per-query rows are reported (trec_eval hides num_q, gm_map)
-    reads: str = "judged"  # judged: the judged docs suffice; all: every retrieved doc; log: a log
+    reads: str = "judged"  # judged: the judged docs suffice; all: every retrieved doc; log: a log;
+    #   top_k: each query's top k of every retrieved doc, by its own table macro over qrels, run and the
+    #   inputs its aggregate names ({train}, {items}; the conventions as {ranking})
     trec_eval: tuple[Spelling, ...] = ()
     ir_measures: tuple[Spelling, ...] = ()
     ranx: tuple[Spelling, ...] = ()
@@ -252,6 +260,11 @@ class Metric:
 
     def defaults(self) -> dict[str, Any]:
         return {name: OPTIONS[name].default for name in self.options}
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The tables beside qrels and run that a top_k measure's macro reads (train, items)."""
+        return tuple(name for name in ("train", "items") if f"{{{name}}}" in self.aggregate)
 
     def per_query_value(self, expression: str, num_rel: str, empty: str) -> str:
         """SQL of the per-query value `expression` under the empty policy `empty` (a query with
@@ -287,6 +300,7 @@ _RANK = "sql/31_rank_metrics.sql"
 _GAIN = "sql/32_gain_metrics.sql"
 _AUC = "sql/40_auc.sql"
 _RATING = "sql/41_rating_metrics.sql"
+_BEYOND = "sql/42_beyond_accuracy.sql"
 
 METRICS: dict[str, Metric] = {m.name: m for m in [
     M("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
@@ -370,6 +384,34 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       aliases=(spell("mae"),), oracle="sklearn", source=_RATING),
     M("rmse", "duckrank.rmse_of(q)", "RMSE = sqrt(mean (score - grade)^2) over the judged retrieved docs",
       aliases=(spell("rmse"),), oracle="sklearn", source=_RATING),
+    # beyond accuracy: Microsoft Recommenders' definitions (its python_evaluation), popularity bias
+    M("catalog_coverage", "duckrank.catalog_coverage_of({qrels}, {run}, {train}, {k}, {ranking})",
+      "summary only: distinct items in the scored queries' top k / distinct items in train (MS catalog_coverage)", ("k",),
+      summary="overall", per_query=False, reads="top_k", aliases=(spell("catalog_coverage"),),
+      oracle="recommenders", source=_BEYOND),
+    M("distributional_coverage", "duckrank.distributional_coverage_of({qrels}, {run}, {k}, {ranking})",
+      "summary only: entropy -sum p(i) log2 p(i) of each item's share of the top-k recommendations "
+      "(MS distributional_coverage)",
+      ("k",), summary="overall", per_query=False, reads="top_k", aliases=(spell("distributional_coverage"),),
+      oracle="recommenders", source=_BEYOND),
+    M("novelty", "duckrank.novelty_of({qrels}, {run}, {train}, {k}, {ranking})",
+      "mean over the top k of -log2(n(i) / N), n(i) = users who trained on i, N = training pairs (MS novelty)",
+      ("k",), reads="top_k", aliases=(spell("novelty"),), oracle="recommenders", source=_BEYOND),
+    M("diversity", "duckrank.diversity_of({qrels}, {run}, {train}, {items}, {k}, {similarity}, {ranking})",
+      "1 - mean similarity of the pairs of items in the top k (MS user_diversity)", ("k", "similarity"),
+      reads="top_k", aliases=(spell("diversity"),), oracle="recommenders", source=_BEYOND),
+    M("serendipity", "duckrank.serendipity_of({qrels}, {run}, {train}, {items}, {k}, {similarity}, {ranking})",
+      "mean over the top k of (1 - mean similarity to the user's training items) * rel(i) (MS user_serendipity)",
+      ("k", "similarity"), reads="top_k", aliases=(spell("serendipity"),), oracle="recommenders", source=_BEYOND),
+    M("arp", "duckrank.arp_of({qrels}, {run}, {train}, {k}, {head}, {ranking})",
+      "ARP@k = mean over the top k of n(i), the item's training interactions", ("k", "head"), reads="top_k",
+      aliases=(spell("arp"),), oracle="formula", source=_BEYOND),
+    M("aplt", "duckrank.aplt_of({qrels}, {run}, {train}, {k}, {head}, {ranking})",
+      "APLT@k = share of the top k outside the short head", ("k", "head"), reads="top_k",
+      aliases=(spell("aplt"),), oracle="formula", source=_BEYOND),
+    M("aclt", "duckrank.aclt_of({qrels}, {run}, {train}, {k}, {head}, {ranking})",
+      "ACLT@k = items of the top k outside the short head", ("k", "head"), reads="top_k",
+      aliases=(spell("aclt"),), oracle="formula", source=_BEYOND),
     M("num_q", "1", "the number of queries scored", summary="count", per_query=False,
       trec_eval=(spell("num_q"),), ir_measures=(spell("NumQ"),), oracle="pytrec_eval", table_macro=False),
     M("num_ret", "q.num_ret", "documents retrieved", summary="sum", trec_eval=(spell("num_ret"),),

@@ -25,7 +25,7 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
         gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL, p := 0.8,
         graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
         retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
-        sampled := NULL, correction := 'bv') AS
+        sampled := NULL, correction := 'bv', head := 0.2, similarity := 'cooccurrence') AS
     nullif(concat_ws(chr(10),
         CASE WHEN NOT coalesce(k IS NULL OR (k >= 1 AND k = floor(k)), false)
              THEN 'k must be a positive integer (or NULL for full depth); got ' || duckrank.show(k) END,
@@ -68,7 +68,11 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
         CASE WHEN NOT coalesce(sampled IS NULL OR (sampled >= 2 AND sampled = floor(sampled)), false)
              THEN 'sampled must be a whole number >= 2, the catalog size N (or NULL for full rankings); got ' || duckrank.show(sampled) END,
         CASE WHEN NOT coalesce(correction IN ('none', 'bias', 'bv'), false)
-             THEN 'correction must be one of none, bias, bv; got ' || duckrank.show(correction) END), '');
+             THEN 'correction must be one of none, bias, bv; got ' || duckrank.show(correction) END,
+        CASE WHEN NOT coalesce(head >= 0 AND head <= 1, false)
+             THEN 'head must be between 0 and 1; got ' || duckrank.show(head) END,
+        CASE WHEN NOT coalesce(similarity IN ('cooccurrence', 'features'), false)
+             THEN 'similarity must be one of cooccurrence, features; got ' || duckrank.show(similarity) END), '');
 COMMENT ON MACRO duckrank.option_problems IS 'check the per-measure options; returns the problems as text, NULL if none';
 
 CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, unjudged := 'nonrelevant',
@@ -399,6 +403,78 @@ per_query AS (
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.rmse IS 'RMSE = sqrt(mean (score - grade)^2) over the judged retrieved docs (per query)';
+
+CREATE OR REPLACE MACRO duckrank.catalog_coverage(qrels, run, train, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k))) AS fired)
+SELECT CAST(value AS DOUBLE) AS value FROM duckrank.catalog_coverage_of(qrels, run, train, k, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
+WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.catalog_coverage IS 'summary only: distinct items in the scored queries'' top k / distinct items in train (MS catalog_coverage) (one row)';
+
+CREATE OR REPLACE MACRO duckrank.distributional_coverage(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k))) AS fired)
+SELECT CAST(value AS DOUBLE) AS value FROM duckrank.distributional_coverage_of(qrels, run, k, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
+WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.distributional_coverage IS 'summary only: entropy -sum p(i) log2 p(i) of each item''s share of the top-k recommendations (MS distributional_coverage) (one row)';
+
+CREATE OR REPLACE MACRO duckrank.novelty(qrels, run, train, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k))) AS fired)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.novelty_of(qrels, run, train, k, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
+WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.novelty IS 'mean over the top k of -log2(n(i) / N), n(i) = users who trained on i, N = training pairs (MS novelty) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.diversity(qrels, run, train, k := NULL, similarity := 'cooccurrence', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error', items := NULL) AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, similarity := similarity))) AS fired)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.diversity_of(qrels, run, train, items, k, similarity, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
+WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.diversity IS '1 - mean similarity of the pairs of items in the top k (MS user_diversity) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.serendipity(qrels, run, train, k := NULL, similarity := 'cooccurrence', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error', items := NULL) AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, similarity := similarity))) AS fired)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.serendipity_of(qrels, run, train, items, k, similarity, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
+WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.serendipity IS 'mean over the top k of (1 - mean similarity to the user''s training items) * rel(i) (MS user_serendipity) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.arp(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, head := head))) AS fired)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.arp_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
+WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.arp IS 'ARP@k = mean over the top k of n(i), the item''s training interactions (per query)';
+
+CREATE OR REPLACE MACRO duckrank.aplt(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, head := head))) AS fired)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.aplt_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
+WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.aplt IS 'APLT@k = share of the top k outside the short head (per query)';
+
+CREATE OR REPLACE MACRO duckrank.aclt(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, head := head))) AS fired)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.aclt_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
+WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.aclt IS 'ACLT@k = items of the top k outside the short head (per query)';
 
 CREATE OR REPLACE MACRO duckrank.num_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE

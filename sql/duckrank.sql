@@ -10,6 +10,7 @@
 .read sql/32_gain_metrics.sql
 .read sql/40_auc.sql
 .read sql/41_rating_metrics.sql
+.read sql/42_beyond_accuracy.sql
 .read sql/45_sampled.sql
 .read sql/50_compare.sql
 .read sql/60_measures.sql

@@ -38,6 +38,8 @@ def test_every_aggregate_names_its_options_and_an_existing_macro(con):
     for metric in METRICS.values():
         placeholders = {field for _, field, _, _ in string.Formatter().parse(metric.aggregate) if field}
         allowed = set(metric.options) | ({"log", "rel_level"} if metric.summary == "log" else set())
+        if metric.reads == "top_k":  # its own table macro over the inputs, with the conventions
+            allowed |= {"qrels", "run", "train", "items", "ranking"}
         assert placeholders <= allowed, (metric.name, placeholders - allowed)
         # every option reaches the SQL: as a placeholder, through duckrank.ranked (gains, g_max), or
         # through duckrank.sampled_value (a measure with a value at one relevant item's rank)
@@ -106,7 +108,11 @@ def test_every_table_macro_of_the_library_is_a_registered_measure_or_documented(
     # input reshapers (documented in the README's recommender section)
     assert macros - generated == {"rank_queries", "query_auc_of_log", "gauc_of_log", "global_auc_of_log",
                                   "confusion_of_log", "compare", "p_adjust", "run_from_lists", "run_excluding",
-                                  "sampled_estimators"}
+                                  "sampled_estimators",
+                                  # beyond accuracy (sql/42_beyond_accuracy.sql): what its table macros read
+                                  *(f"{name}_of" for name, metric in METRICS.items() if metric.reads == "top_k"),
+                                  "training_pairs", "item_popularity", "recommended", "popularity_bias_of",
+                                  "summarised_recommendations", "shared_users", "run_top"}
 
 
 def test_defaults_live_once():

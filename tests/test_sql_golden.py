@@ -305,7 +305,9 @@ EDGE_CASES = [
 # Measures with no per-query table macro, and what pins their values by hand instead.
 GOLDEN_ELSEWHERE = {"num_q": "test_counts", "gm_map": "test_geometric_mean_is_trec_gm_map",
                     "gm_bpref": "test_geometric_mean_is_trec_gm_map", "gauc": "test_log_metrics_by_hand",
-                    "global_auc": "test_log_metrics_by_hand", "relevance_string": "test_relevance_string_by_hand"}
+                    "global_auc": "test_log_metrics_by_hand", "relevance_string": "test_relevance_string_by_hand",
+                    **dict.fromkeys(("catalog_coverage", "distributional_coverage", "novelty", "diversity",
+                                     "serendipity", "arp", "aplt", "aclt"), "test_beyond_accuracy_by_hand")}
 
 
 @pytest.fixture
@@ -654,6 +656,40 @@ def test_log_metrics_by_hand(con):
     assert (accuracy, precision, recall, f1) == pytest.approx((5 / 8, 2 / 3, 1 / 2, 4 / 7))
     # label >= rel_level is a positive: at level 2 there are none, AUC is undefined
     assert con.execute("SELECT value FROM duckrank.\"global_auc\"('log', rel_level := 2)").fetchall() == [(None,)]
+
+
+def test_beyond_accuracy_by_hand(con):
+    # train: u1 {a, b}, u2 {a, c}, u3 {a, b, c}, u4 {d}: n(a) = 3, n(b) = n(c) = 2, n(d) = 1, N = 8 pairs.
+    # Co-occurrence cosine: sim(a, b) = sim(a, c) = 2 / sqrt(3 * 2), sim(b, c) = 1 / sqrt(2 * 2); d and e
+    # (never trained on) share no user with anything: 0.
+    # run: u1 ranks c, d; u4 ranks a, b, c. qrels: u1 c = 1, d = 0; u4 a = 1, b = 0 (c unjudged).
+    train = [("u1", "a"), ("u1", "b"), ("u2", "a"), ("u2", "c"), ("u3", "a"), ("u3", "b"), ("u3", "c"), ("u4", "d")]
+    con.register("train", pd.DataFrame(train, columns=["query_id", "doc_id"]))
+    register(con, [("u1", "c", 1), ("u1", "d", 0), ("u4", "a", 1), ("u4", "b", 0)],
+             [("u1", "c", 2.0), ("u1", "d", 1.0), ("u4", "a", 3.0), ("u4", "b", 2.0), ("u4", "c", 1.0)])
+    def measure(macro, *arguments):
+        return dict(con.execute(f"SELECT * FROM duckrank.{macro}('qrels', 'run', 'train'"
+                                f"{''.join(', ' + a for a in arguments)})").fetchall())
+    # novelty -log2(n / N): c 2, d 3; a -log2(3/8), b 2
+    assert measure("novelty") == pytest.approx({"u1": 2.5, "u4": (-math.log2(3 / 8) + 2 + 2) / 3})
+    # diversity: u1's one pair (c, d) is 0 -> 1; u4: 1 - (2/sqrt6 + 2/sqrt6 + 1/2) / 3
+    assert measure("diversity") == pytest.approx({"u1": 1.0, "u4": 1 - (4 / math.sqrt(6) + 0.5) / 3})
+    # serendipity: u1's c is 1 - (sim(c, a) + sim(c, b)) / 2 away from its history {a, b}, relevant;
+    # d is not relevant: 0. u4's history {d} shares no user with a, b, c: a (relevant) 1, b, c 0
+    assert measure("serendipity") == pytest.approx({"u1": (1 - (2 / math.sqrt(6) + 0.5) / 2) / 2, "u4": 1 / 3})
+    # short head at 0.2 (1.6 of 8 pairs): a only. Top 2: u1 c, d (tail, tail); u4 a, b (head, tail)
+    assert measure("arp", "k := 2") == {"u1": 1.5, "u4": 2.5}
+    assert measure("aplt", "k := 2") == {"u1": 1.0, "u4": 0.5}
+    assert measure("aclt", "k := 2") == {"u1": 2.0, "u4": 1.0}
+    # at head 0.5 (4 pairs): a (0 above), b and c (3 above, tied) are in: u4's top 2 has no tail item
+    assert measure("aclt", "k := 2", "head := 0.5") == {"u1": 1.0, "u4": 0.0}
+    # coverage of the top 2 (c, d, a, b: 4 of the 4 trained items, each recommended once: entropy 2)
+    # and of the top 1 (c, a: 2 of 4, entropy 1)
+    coverage = "SELECT value FROM duckrank.{}('qrels', 'run'{}, k := {})"
+    assert con.execute(coverage.format("catalog_coverage", ", 'train'", 2)).fetchall() == [(1.0,)]
+    assert con.execute(coverage.format("catalog_coverage", ", 'train'", 1)).fetchall() == [(0.5,)]
+    assert con.execute(coverage.format("distributional_coverage", "", 2)).fetchall() == [(2.0,)]
+    assert con.execute(coverage.format("distributional_coverage", "", 1)).fetchall() == [(1.0,)]
 
 
 def test_file_paths_work_as_inputs(con, tmp_path):

@@ -75,6 +75,11 @@ from duckrank.cli.common import (
 @click.option("--exclude", metavar="FILE",
               help="(query_id, doc_id) pairs removed from every run before ranking, cutoffs and -M, e.g. each "
                    "user's training interactions (seen items); any input format, TREC qrels too.")
+@click.option("--train", "train", metavar="FILE",
+              help="Training interactions (query/user id and doc/item id columns, renamed by --query-col and "
+                   "--doc-col) for novelty, diversity, serendipity, catalog_coverage, arp, aplt and aclt.")
+@click.option("--items", "items", metavar="FILE",
+              help="Item features for similarity=features: doc_id and numeric columns, or one embedding list.")
 @click.option("--run-format", metavar="FORMAT",
               help=f"Read runs (or the --log) as {', '.join(INPUT_FORMATS)} instead of detecting it.")
 @click.option("--qrels-format", metavar="FORMAT",
@@ -87,7 +92,8 @@ from duckrank.cli.common import (
 @handle_errors
 def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conventions, sampled, correction, query_col,
                  doc_col, score_col, relevance_col, literal, log, labels, label_map, segments, segment_table, exclude,
-                 run_format, qrels_format, fmt, output_path, quiet, threads, memory_limit, temp_dir, engine_name):
+                 train, items, run_format, qrels_format, fmt, output_path, quiet, threads, memory_limit, temp_dir,
+                 engine_name):
     """Score one or more runs against QRELS (trec_eval's argument order).
 
     \b
@@ -162,7 +168,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     # output and engine
     if segments and fmt == "trec":
         problems.add("--format trec has no column for --by segments; use table, tsv, csv, json, jsonl or parquet")
-    inputs = [*([log] if log is not None else [qrels, *runs]), exclude, segment_table]
+    inputs = [*([log] if log is not None else [qrels, *runs]), exclude, segment_table, train, items]
     check_output(problems, fmt, output_path, [source for source in inputs if source], literal)
     engine = check_engine(problems, threads, memory_limit, temp_dir)
     if engine_name == "spark" and (sampled is not None or correction is not None):
@@ -175,6 +181,9 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
         for flag, value in (("--exclude", exclude), ("--segments", segment_table)):
             if value is not None:
                 problems.add(f"--engine spark does not take {flag}; use the DuckDB engine for it")
+        if train is not None or items is not None:
+            problems.add("--engine spark does not compute the beyond-accuracy measures (--train, --items); "
+                         "use the DuckDB engine for them")
 
     from duckrank._library import connect, shared_cursor
     from duckrank.evaluation import compute, option_problems
@@ -199,7 +208,8 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
         else {"run_format": facade_format(run_fmt, "run"), "qrels_format": facade_format(qrels_fmt, "qrels")}
     )
     kwargs: dict[str, Any] = dict(
-        log=log, label=(labels[0] if len(labels) == 1 else list(labels)) if labels else None, label_map=grades,
+        train=train, items=items, log=log,
+        label=(labels[0] if len(labels) == 1 else list(labels)) if labels else None, label_map=grades,
         by=list(segments) or None, segments=segment_table, exclude=exclude, query_col=query_col, doc_col=doc_col,
         score_col=score_col, relevance_col=relevance_col, literal=literal, **input_formats, **engine, **conventions,
         sampled=sampled, correction=correction,

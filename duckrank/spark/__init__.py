@@ -87,6 +87,10 @@ def _conventions(options: dict[str, Any], parsed: list) -> tuple[dict[str, Any],
     if log_measures:
         raise OptionError(f"{', '.join(log_measures)} read a whole log, which the Spark engine does not compute; "
                           f"use the DuckDB engine for them")
+    top_k_measures = [m.spelling for m in parsed if m.metric.reads == "top_k"]
+    if top_k_measures:
+        raise OptionError(f"{', '.join(top_k_measures)} read training interactions (train=, --train), which the "
+                          f"Spark engine does not compute; use the DuckDB engine for them")
     text_measures = [m.spelling for m in parsed if getattr(m.metric, "value", "number") == "text"]
     if text_measures:
         raise OptionError(f"{', '.join(text_measures)} print text, which the Spark engine does not compute; "
