@@ -837,7 +837,7 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
 
 class Guest:
     """On a connection the caller owns (con=), leave the database as it was found: its engine
-    settings restored, the call's views and tables dropped (but those a returned relation
+    settings restored, the call's views and tables dropped (but the tables a returned relation
     reads), and the macro library removed again unless it was there before (so each such call
     loads it: pass a duckrank.connect() connection to load it once)."""
 
@@ -886,5 +886,5 @@ class Guest:
                 self.con.execute(f"RESET {name}").fetchall()
                 if self._setting(name) != value:
                     self.con.execute(f"SET {name} = ?", [value]).fetchall()
-        if not self.had_library and not self.kept:
+        if not self.had_library:  # the tables kept are materialised: they read no macro
             self.con.execute("DROP SCHEMA IF EXISTS duckrank CASCADE").fetchall()

@@ -82,6 +82,7 @@ def test_ctrl_c_during_evaluate_is_a_keyboard_interrupt(tmp_path):
     done = python(f"""
         import os, signal, threading, time, duckdb, duckrank
         con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")  # this setup's own bar, not duckrank's, would print
         con.execute("COPY (SELECT 'q' || (i % 5000) AS query_id, 'd' || i AS doc_id, hash(i) % 1000 AS score "
                     "FROM range(4000000) t(i)) TO '{tmp_path / "run.parquet"}'")
         con.execute("COPY (SELECT 'q' || (i % 5000) AS query_id, 'd' || i AS doc_id, 1 AS relevance "
