@@ -474,7 +474,7 @@ def main() -> None:
     run.CODE_STATE.update(run.code_state())
     users = max(round(FULL_USERS * args.scale), 100)
     started = time.perf_counter()
-    folder = generate(users, args.seed)
+    folder = run.in_spawned_child(generate, users, args.seed)
     manifest = json.loads((folder / "manifest.json").read_text())
     print(f"files: {folder} ({json.dumps(manifest['stats'])}; ready in {time.perf_counter() - started:.1f} s)",
           file=sys.stderr, flush=True)

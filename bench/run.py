@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import platform
 import shutil
@@ -51,6 +52,14 @@ CODE_STATE: dict = {}
 
 # ---------------------------------------------------------------------------------------------
 # measuring one child process
+
+
+def in_spawned_child(function, *args, **kwargs):
+    """function(*args, **kwargs) in a fresh spawned process. The workload generators run there: a
+    parent whose DuckDB once held gigabytes passes its resident size on to every contender it starts
+    (Linux carries it into a child's peak RSS across fork and exec), which would inflate their figures."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(function, args, kwargs)
 
 
 def cpu_busy_fraction(seconds: float = 1.0) -> float:
@@ -281,7 +290,7 @@ def prime_numba_cache(args) -> None:
     if NUMBA_WARM.exists() and any(NUMBA_WARM.rglob("*.nbi")):
         return
     print("priming ranx's numba cache (compiles once; a few minutes) ...", file=sys.stderr)
-    folder = generate.generate("W1M")
+    folder = in_spawned_child(generate.generate, "W1M")
     command, _ = ranking_command("ranx_warm", folder, args)
     result = measure("ranx_prime", command, {"NUMBA_CACHE_DIR": str(NUMBA_WARM)})
     if result["exit"] != 0:
@@ -575,7 +584,7 @@ def run_workload(workload: str, args, everything: dict) -> dict:
     kind = generate.WORKLOADS[workload][0]
     print(f"\n## {workload}\n", flush=True)
     started = time.perf_counter()
-    folder = generate.generate(workload, seed=args.seed)
+    folder = in_spawned_child(generate.generate, workload, seed=args.seed)
     manifest = json.loads((folder / "manifest.json").read_text())
     print(f"files: {folder} ({json.dumps(manifest['stats'])}; ready in {time.perf_counter() - started:.1f} s)",
           file=sys.stderr)

@@ -479,13 +479,18 @@ def _translate(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyC
 def _reshaped(con: duckdb.DuckDBPyConnection, source: Source, exclusions: Source | None,
               attributes: Source | None, by: list[str]) -> Source:
     """A run (or log) without the excluded (query_id, doc_id) pairs, with its segment columns
-    from the segments table: the view every later step reads (ranking, cutoffs, -M, num_ret, AUC)."""
+    from the segments table: the relation every later step reads (ranking, cutoffs, -M, num_ret, AUC)."""
     view = source.view
     if exclusions is not None:
         _check_key_types(source, exclusions, ("query_id", "doc_id"))
         view = fresh_name("kept")
-        con.execute(f"CREATE TEMP VIEW {view} AS SELECT * FROM duckrank.run_excluding("
-                    f"{sql_text(source.view)}, {sql_text(exclusions.view)})").fetchall()
+        # a table, in the run's order: several passes read it (the ranking, the beyond-accuracy
+        # measures' top k, the batch count), and each would otherwise redo the anti-join
+        try:
+            con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM duckrank.run_excluding("
+                        f"{sql_text(source.view)}, {sql_text(exclusions.view)})").fetchall()
+        except duckdb.Error as error:
+            raise _translate(error, [source, exclusions], con) from None
     if attributes is not None:
         _check_key_types(source, attributes, ("query_id",))
         _check_one_segment(con, attributes, by)
