@@ -128,7 +128,7 @@ def same(a, b) -> bool:
 def assert_parity(spark, qrels: str, run: str, measures: list[str], conventions: dict) -> None:
     from duckrank import spark as duckrank_spark
 
-    _, per_query_sql = duckrank_spark._prepare(spark, qrels, run, measures, dict(conventions))
+    _, per_query_sql, _ = duckrank_spark._prepare(spark, qrels, run, measures, dict(conventions))
     got = {(str(q), int(i)): v for q, i, v in spark.sql(per_query_sql).collect()}
     expected = duckdb_values(qrels, run, measures, conventions)
     assert len(expected) > 20 * len(measures)
@@ -208,7 +208,7 @@ def test_cli_engine_spark(spark, inputs):
     spark_out = CliRunner().invoke(main, [*arguments, "--engine", "spark"])
     duckdb_out = CliRunner().invoke(main, arguments)
     assert spark_out.exit_code == 0, spark_out.output
-    # stdout alone: the DuckDB engine's note on queries the run lacks goes to stderr
+    assert spark_out.stderr == duckdb_out.stderr and "qrels queries are not in run" in spark_out.stderr  # the note
     spark_rows = [line.split("\t") for line in spark_out.stdout.splitlines()]
     duckdb_rows = [line.split("\t") for line in duckdb_out.stdout.splitlines()]
     assert [row[:2] for row in spark_rows] == [row[:2] for row in duckdb_rows]

@@ -218,13 +218,15 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     try:
         what = "the log" if log is not None else f"{len(runs)} run" + ("s" if len(runs) > 1 else "")
         with Progress(con, f"scoring {what}", progress_enabled(quiet)):
+            count_missing = not conventions.get("complete") and not quiet
             if engine_name == "spark":  # Spark computes the per-query values; DuckDB formats them
                 from duckrank import spark
-                results = spark.compute(qrels, runs[0], [m.spelling for m in parsed], con, **kwargs)
+                results = spark.compute(qrels, runs[0], [m.spelling for m in parsed], con,
+                                        count_missing=count_missing, **kwargs)
             else:
                 results = compute(qrels, list(runs) if log is None else None, [m.spelling for m in parsed],
-                                  con=con, count_missing=not conventions.get("complete") and not quiet, **kwargs)
-                _note_missing(results.missing)
+                                  con=con, count_missing=count_missing, **kwargs)
+            _note_missing(results.missing)
             _write_eval(results, results.measures, fmt, output_path, per_query=per_query, summary=not no_summary,
                         with_runid=with_runid, trec_num_rel=trec_num_rel)
     finally:

@@ -217,8 +217,10 @@ def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None]) ->
     return name, label, {std: types[given] for std, given in mapping.items()}
 
 
-def _prepare(spark: Any, qrels: Any, run: Any, measures: list[str] | str, options: dict[str, Any]) -> tuple[list, str]:
-    """The parsed measures and the per-query Spark SQL over views of the inputs."""
+def _prepare(spark: Any, qrels: Any, run: Any, measures: list[str] | str,
+             options: dict[str, Any]) -> tuple[list, str, tuple[str, str]]:
+    """The parsed measures, the per-query Spark SQL over views of the inputs, and those views
+    (qrels, run)."""
     from duckrank.measures import parse_measures
 
     columns = {name: options.pop(name) for name in list(options) if name in COLUMN_OPTIONS}
@@ -230,7 +232,8 @@ def _prepare(spark: Any, qrels: Any, run: Any, measures: list[str] | str, option
         if (run_types[column] == "string") != (qrels_types[column] == "string"):
             raise InputError(f"run {run_label!r} has {column} of type {run_types[column]} but qrels {qrels_label!r} has "
                              f"{qrels_types[column]}; ids are compared as given, so make both strings or both integers")
-    return parsed, _per_query_sql(qrels_view, run_view, parsed, conventions, (qrels_label, run_label))
+    return parsed, _per_query_sql(qrels_view, run_view, parsed, conventions, (qrels_label, run_label)), \
+        (qrels_view, run_view)
 
 
 def evaluate(spark: Any, qrels: Any, run: Any, measures: list[str] | str = ("map",), *, per_query: bool = False,
@@ -241,7 +244,7 @@ def evaluate(spark: Any, qrels: Any, run: Any, measures: list[str] | str = ("map
     duplicates, gain_map, and the column names query_col, doc_col, score_col, relevance_col. The numbers are
     the DuckDB engine's (tests/test_spark.py holds them to 1e-12 per query). Spark evaluates lazily:
     bad data raises when the result is collected, with duckrank's message (see input_error())."""
-    parsed, per_query_sql = _prepare(spark, qrels, run, measures, dict(options))
+    parsed, per_query_sql, _ = _prepare(spark, qrels, run, measures, dict(options))
     if per_query:
         names = ", ".join(f"({i}, {_string(m.spelling)})" for i, m in enumerate(parsed) if m.metric.per_query)
         return spark.sql(f"SELECT p.query_id, m.measure, p.value FROM ({per_query_sql}) p "
@@ -278,18 +281,27 @@ def session() -> Any:
     return spark
 
 
-def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any = None, **options: Any) -> Any:
+def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any = None, count_missing: bool = False,
+            **options: Any) -> Any:
     """duckrank.evaluation.Results whose per-query values Spark computed: the rows are collected
-    into a DuckDB table of `con`, so the CLI formats them as it formats the DuckDB engine's."""
+    into a DuckDB table of `con`, so the CLI formats them as it formats the DuckDB engine's.
+    count_missing fills Results.missing, as the DuckDB engine's compute does."""
     from duckrank.evaluation import Results
     from duckrank.inputs import fresh_name
 
     spark = spark or session()
-    parsed, per_query_sql = _prepare(spark, qrels, run, measures, dict(options))
+    parsed, per_query_sql, (qrels_view, run_view) = _prepare(spark, qrels, run, measures, dict(options))
     from pyspark.errors import PySparkException
 
     try:
         rows = spark.sql(f"SELECT 0 AS run_index, query_id, measure_index, value FROM ({per_query_sql})").toArrow()
+        missing = []
+        if count_missing:  # the qrels queries the run lacks: not scored unless complete
+            lacking, total = spark.sql(
+                f"SELECT count(*) FILTER (WHERE r.query_id IS NULL), count(*) "
+                f"FROM (SELECT DISTINCT query_id FROM {qrels_view}) j "
+                f"LEFT JOIN (SELECT DISTINCT query_id FROM {run_view}) r ON r.query_id = j.query_id").collect()[0]
+            missing = [(str(run), lacking, total)]
     except PySparkException as error:
         raise input_error(error) or error from None
     if rows.num_rows == 0:
@@ -304,7 +316,7 @@ def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any =
     measure_rows = [(i, m.spelling, m.metric.per_query) for i, m in enumerate(parsed)]
     con.execute(f"CREATE TEMP TABLE {table}_measures (measure_index INTEGER, measure VARCHAR, per_query BOOLEAN)")
     con.executemany(f"INSERT INTO {table}_measures VALUES (?, ?, ?)", measure_rows)
-    return Results(con, [name], parsed, table)
+    return Results(con, [name], parsed, table, missing=missing)
 
 
 def cli_problems(log: Any, runs: tuple, segments: tuple, run_format: str | None, qrels_format: str | None,
