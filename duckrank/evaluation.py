@@ -28,7 +28,7 @@ from duckrank._library import (
 from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError
-from duckrank.inputs import Source, fresh_name, read_items, read_table
+from duckrank.inputs import Source, fresh_name, read_items, read_table, stdin_problem
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.registry import (
     CONVENTIONS,
@@ -239,8 +239,6 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
     tags (as trec_eval reads it): a lone one is named by the tag of its last line (trec_eval's runid)."""
     if names is not None and len(names) != len(runs):
         raise OptionError(f"run_names has {len(names)} names for {len(runs)} runs")
-    if sum(source.stdin for source in [qrels, *runs]) > 1:
-        raise OptionError("standard input ('-') can be only one of the inputs; give the others as files")
     segments = "".join(f", {quote_identifier(name)} AS by_{i}" for i, name in enumerate(by))
     if len(runs) == 1:
         source = runs[0]
@@ -701,6 +699,12 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     given.update({name: value for name, value in (("sampled", sampled), ("correction", correction))
                   if value is not None})
     segment_table, segments = segments, [by] if isinstance(by, str) else list(by or [])
+    run_list = runs if isinstance(runs, (list, tuple)) else [runs]
+    stdin_twice = stdin_problem([("qrels", qrels), *((f"runs[{i}]", run) for i, run in enumerate(run_list)),
+                                 ("log", log), ("exclude", exclude), ("segments", segment_table), ("train", train),
+                                 ("items", items)])
+    if stdin_twice:
+        raise OptionError(stdin_twice)
     if segment_table is not None and not segments:
         raise OptionError("segments= is a table of query attributes: name the columns to score by with by=")
     if con is not None:
@@ -731,7 +735,6 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     else:
         if qrels is None or runs is None:
             raise OptionError("pass qrels and at least one run (or a single log=)")
-        run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
         if not run_list:
             raise OptionError("pass at least one run")
         qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns, literal=literal)

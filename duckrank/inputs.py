@@ -63,7 +63,6 @@ class Source:
     columns: dict[str, str]  # standard column -> DuckDB type
     has_run_id: bool = False  # a run_id column that names several runs (never a TREC text file's tags)
     name: str | None = None  # a TREC text run's name: the tag of its last line, as trec_eval's runid
-    stdin: bool = False  # read from standard input ('-')
     inner_view: str | None = None  # a view of the input as given (a list run's rows), for messages
 
 
@@ -185,6 +184,22 @@ def _head(path: str, compression: str | None, kind: str = "run", shown: str | No
             return b""
         raise InputError(f"cannot decompress {kind} file {shown or repr(path)} as {compression}: {_first(error)}; "
                          f"check the file") from None
+
+
+def is_stdin(source: Any) -> bool:
+    """Whether an input names standard input: the text '-' (Path('-') is a file named '-')."""
+    return isinstance(source, str) and not isinstance(source, Path) and source == "-"
+
+
+def stdin_problem(named: list[tuple[str, Any]]) -> str | None:
+    """What is wrong when more than one input is '-', or None: standard input can be read once.
+    `named` pairs each input with its name as the caller spells it (QRELS, RUN 1; qrels, runs[0]),
+    so that the message is found before any input is read, whatever the first one would say."""
+    given = [name for name, source in named if is_stdin(source)]
+    if len(given) < 2:
+        return None
+    return (f"{', '.join(given[:-1])} and {given[-1]} are {'both' if len(given) == 2 else 'all'} '-', but "
+            f"standard input can be read once; give all but one of them as files")
 
 
 # Standard input, read once into a temporary file: the readers take paths, and a second read of
@@ -672,7 +687,7 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
     """A DuckDB relation over `source`, and its label for messages; `literal` as is_glob takes it."""
     if isinstance(source, (str, os.PathLike)):
         text = str(source)
-        stdin = text == "-" and not isinstance(source, Path)  # Path('-') is a file named '-'
+        stdin = is_stdin(source)
         if not stdin and not _exists(text, literal) and not isinstance(source, Path) and _is_table(con, text):
             return _Read(con.sql(f"SELECT * FROM {quote_identifier(text)}"), f"{kind} table {text!r}")
         label, shown = (f"{kind} '-'", "'-' (standard input)") if stdin else (f"{kind} {text!r}", repr(text))
@@ -789,7 +804,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     # A TREC text file is one run, as trec_eval reads it: its tags are kept (duckrank convert writes
     # them back) but do not split it; its name is its last line's tag.
     return Source(view, label, types, keep_run_id and not read.trec, read.name if kind == "run" else None,
-                  read.stdin, inner_view)
+                  inner_view)
 
 
 def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 import duckrank
 from duckrank import inputs
 from duckrank.cli import main
-from duckrank.errors import InputError, OptionError
+from duckrank.errors import InputError
 
 REPO = Path(__file__).resolve().parent.parent
 DUCKRANK = Path(sys.executable).parent / "duckrank"
@@ -598,13 +598,12 @@ def test_standard_input_bad_line_is_named(tmp_path):
 
 def test_standard_input_for_both_is_an_error(tmp_path):
     result = CliRunner().invoke(main, ["eval", "-", "-", "-m", "map"], input=QRELS)
-    assert result.exit_code == 1
-    assert "standard input ('-') was read as the qrels already; only one of the qrels and the runs can be '-'" \
-        in result.stderr, result.stderr
+    assert result.exit_code == 2
+    assert "QRELS and RUN are both '-', but standard input can be read once" in result.stderr, result.stderr
     result = CliRunner().invoke(main, ["eval", str(_write(tmp_path, "qrels.txt", QRELS)), "-", "-", "-m", "map"],
                                 input=RUN)
-    assert result.exit_code != 0
-    assert "standard input ('-') can be only one of the inputs" in result.stderr, result.stderr
+    assert result.exit_code == 2
+    assert "RUN 1 and RUN 2 are both '-'" in result.stderr, result.stderr
 
 
 def test_empty_standard_input(tmp_path):
@@ -639,15 +638,3 @@ def test_missing_file_mentions_standard_input():
     with pytest.raises(InputError, match="not found .*give '-' to read standard input"):
         duckrank.evaluate("nowhere-qrels.txt", "nowhere.txt", ["map"])
 
-
-def test_two_stdin_sources_are_refused_by_the_plan(tmp_path):
-    """The plan's own check, for callers that build Sources themselves."""
-    from duckrank.evaluation import _plan
-
-    con = duckdb.connect()
-    run = inputs.read_table(con, str(_write(tmp_path, "run.txt", RUN)), "run")
-    qrels = inputs.read_table(con, str(_write(tmp_path, "qrels.txt", QRELS)), "qrels")
-    import dataclasses
-
-    with pytest.raises(OptionError, match="can be only one of the inputs"):
-        _plan(con, [dataclasses.replace(run, stdin=True)], dataclasses.replace(qrels, stdin=True), None, [])

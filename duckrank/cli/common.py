@@ -457,6 +457,19 @@ def check_output(problems: Problems, fmt: str, path: str | None, inputs: list[st
         problems.add(f"-o {path} is a folder; give a file name")
 
 
+def check_standard_input(problems: Problems, qrels: str | None, runs: Sequence[str],
+                         options: dict[str, str | None] | None = None) -> None:
+    """At most one input can be '-' (standard input, read once): said before any input is read,
+    naming the arguments as given (QRELS, RUN 1, --exclude)."""
+    from duckrank.inputs import stdin_problem
+
+    named = [("QRELS", qrels), *((f"RUN {i}" if len(runs) > 1 else "RUN", run) for i, run in enumerate(runs, 1)),
+             *(options or {}).items()]
+    problem = stdin_problem(named)
+    if problem:
+        problems.add(problem)
+
+
 def check_engine(problems: Problems, threads: str | None, memory_limit: str | None,
                  temp_dir: str | None) -> dict[str, Any]:
     from duckrank._library import engine_problems

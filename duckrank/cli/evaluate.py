@@ -23,6 +23,7 @@ from duckrank.cli.common import (
     binary_target,
     check_engine,
     check_output,
+    check_standard_input,
     clean_message,
     column_options,
     convention_options,
@@ -169,6 +170,8 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     if segments and fmt == "trec":
         problems.add("--format trec has no column for --by segments; use table, tsv, csv, json, jsonl or parquet")
     inputs = [*([log] if log is not None else [qrels, *runs]), exclude, segment_table, train, items]
+    check_standard_input(problems, qrels, runs, {"--log": log, "--exclude": exclude, "--segments": segment_table,
+                                                 "--train": train, "--items": items})
     check_output(problems, fmt, output_path, [source for source in inputs if source], literal)
     engine = check_engine(problems, threads, memory_limit, temp_dir)
     if engine_name == "spark" and (sampled is not None or correction is not None):
