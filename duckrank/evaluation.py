@@ -27,7 +27,7 @@ from duckrank._library import (
 )
 from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
-from duckrank.errors import DuckrankError, InputError, OptionError
+from duckrank.errors import PATH_LIMIT, DuckrankError, InputError, OptionError, quoted
 from duckrank.inputs import Source, fresh_name, read_items, read_table, stdin_problem
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.registry import (
@@ -227,8 +227,8 @@ def _run_checks(con: duckdb.DuckDBPyConnection, sql: str) -> list[str | None]:
 
 
 def _path_of(source: Source) -> str:
-    """The user's name for an input: the path or table name inside its label (run 'x.parquet')."""
-    return source.label.split(" ", 1)[1].strip("'") if "'" in source.label else source.label
+    """The user's name for an input: its path or table name as given, else its label (run (DataFrame))."""
+    return source.given if source.given is not None else source.label
 
 
 def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, names: list[str] | None,
@@ -257,7 +257,7 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
             for name, source in zip(run_names, runs))
     if len(set(run_names)) != len(run_names):
         repeated = next(name for name in run_names if run_names.count(name) > 1)
-        raise InputError(f"two runs share the name {repeated!r}; give each run its own name (run_names=)")
+        raise InputError(f"two runs share the name {quoted(repeated, PATH_LIMIT)}; give each run its own name (run_names=)")
     plan = Plan(runs[0].view, qrels.view, run_names, list(by))
     if not plan.keyed:
         return plan
@@ -506,8 +506,8 @@ def _check_one_segment(con: duckdb.DuckDBPyConnection, attributes: Source, by: l
                         f"HAVING count(DISTINCT {values}) > 1 LIMIT 1").fetchall()
     if found:
         query_id, both = found[0]
-        shown = " and ".join(repr(value[0] if len(value) == 1 else tuple(value)) for value in both[:2])
-        raise InputError(f"{attributes.label} gives query_id {query_id!r} two segments ({shown} of "
+        shown = " and ".join(quoted(value[0] if len(value) == 1 else tuple(value)) for value in both[:2])
+        raise InputError(f"{attributes.label} gives query_id {quoted(query_id)} two segments ({shown} of "
                          f"{', '.join(by)}); give each query one row")
 
 
@@ -542,7 +542,8 @@ def _split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tu
     segments = "".join(f", {quote_identifier(name)}" for name in by)
     con.execute(f"CREATE TEMP VIEW {run_view} AS SELECT query_id, doc_id, score{segments} FROM {log.view}").fetchall()
     con.execute(f"CREATE TEMP VIEW {qrels_view} AS SELECT query_id, doc_id, label AS relevance FROM {log.view}").fetchall()
-    return Source(run_view, log.label, log.columns), Source(qrels_view, log.label, log.columns)
+    return (Source(run_view, log.label, log.columns, given=log.given),
+            Source(qrels_view, log.label, log.columns, given=log.given))
 
 
 def _check_id_types(qrels: Source, runs: list[Source]) -> None:
@@ -564,7 +565,7 @@ def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
 def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source) -> InputError:
     def sample(view: str) -> str:
         ids = con.sql(f"SELECT DISTINCT query_id FROM {quote_identifier(view)} ORDER BY 1 LIMIT 3").fetchall()
-        return ", ".join(repr(row[0]) for row in ids)
+        return ", ".join(quoted(row[0]) for row in ids)
     for run in runs:
         if _count(con, run.view) == 0:
             return InputError(f"{run.label} is empty: there is nothing to evaluate")
@@ -576,7 +577,24 @@ def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels
         return InputError(f"{runs[0].label} and {qrels.label} share {common} queries, but none has a relevant doc, and "
                           f"empty := 'skip' leaves such queries out; use empty := 'zero' or empty := 'nan' to score them")
     return InputError(f"no query_id in common between {runs[0].label} (e.g. {sample(runs[0].view)}) and "
-                      f"{qrels.label} (e.g. {sample(qrels.view)}); check that both describe the same queries")
+                      f"{qrels.label} (e.g. {sample(qrels.view)}); "
+                      + (_normalization_hint(con, runs[0], qrels) or "check that both describe the same queries"))
+
+
+def _normalization_hint(con: duckdb.DuckDBPyConnection, run: Source, qrels: Source) -> str | None:
+    """What to do when text ids differ only in their Unicode normalization ('é' as U+00E9 in one
+    file, as e + U+0301 in the other), which no message can show unescaped; None otherwise."""
+    if not all(source.columns["query_id"].upper().startswith("VARCHAR") for source in (run, qrels)):
+        return None
+    found = con.sql(f"SELECT r.query_id, q.query_id FROM (SELECT DISTINCT query_id FROM {quote_identifier(run.view)}) r "
+                    f"JOIN (SELECT DISTINCT query_id FROM {quote_identifier(qrels.view)}) q "
+                    f"ON nfc_normalize(r.query_id) = nfc_normalize(q.query_id) LIMIT 1").fetchall()
+    if not found:
+        return None
+    in_run, in_qrels = found[0]
+    return (f"their ids differ only in Unicode normalization: the run's {quoted(in_run)} is the qrels' "
+            f"{quoted(in_qrels)} (NFC against NFD); normalize both files' ids to NFC, e.g. with "
+            f"unicodedata.normalize('NFC', id)")
 
 
 # Memory the list pipeline of duckrank.ranked holds per run row (W10M peaks at about 0.9 GiB for

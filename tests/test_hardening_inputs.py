@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -50,3 +52,62 @@ def test_standard_input_named_twice_is_a_usage_error_naming_both(args, named):
 def test_python_refuses_standard_input_named_twice_before_reading_it():
     with pytest.raises(OptionError, match=r"qrels and runs\[0\] are both '-'.*standard input can be read once"):
         duckrank.evaluate("-", ["-"], ["map"])
+
+
+# ---------------------------------------------------------------------------------------------
+# user data in messages: cut, and escaped where look-alikes would hide the difference
+
+
+def write_parquet(path: Path, rows: dict[str, list]) -> Path:
+    pq.write_table(pa.table(rows), path)
+    return path
+
+
+LONG_ID = "x" * 100_000
+
+
+def test_a_long_id_is_cut_in_the_message(tmp_path):
+    run_file = write_parquet(tmp_path / "run.parquet", {"query_id": [LONG_ID], "doc_id": ["d1"], "score": [1.0]})
+    qrels = write_parquet(tmp_path / "qrels.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]})
+    result = run("eval", qrels, run_file)
+    assert result.exit_code == 1, result.output
+    message = first_error(result)
+    assert "no query_id in common" in message and "'…(99,920 more characters)" in message, message
+    assert len(message) < 600, len(message)
+
+
+def test_a_long_value_in_trec_text_is_cut_in_the_message(tmp_path):
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "run.txt").write_text(f"q1 Q0 d1 1 {LONG_ID} tag\n")
+    result = run("eval", tmp_path / "qrels.txt", tmp_path / "run.txt", "--run-format", "trec")
+    assert result.exit_code == 1, result.output
+    message = first_error(result)
+    assert "line 1: the score 'xxx" in message and "'…(99,920 more characters) is not a number" in message, message
+    assert len(message) < 600, len(message)
+
+
+def test_a_long_path_is_cut_in_the_message(tmp_path):
+    result = run("eval", DATA / "qrels.parquet", tmp_path / LONG_ID)
+    assert result.exit_code == 1, result.output
+    message = first_error(result)
+    assert "not found" in message and "more characters)" in message, message
+    assert len(message) < 600 + len(str(Path.cwd())), len(message)
+
+
+def test_a_long_label_map_value_is_cut_in_the_usage_error():
+    result = run("eval", "--log", DATA / "log.parquet", "--label", "clicked", "--label-map", "x" * 100_000)
+    assert result.exit_code == 2, result.output
+    message = first_error(result)
+    assert "--label-map" in message and "more characters)" in message, message
+    assert len(message) < 400, len(message)
+
+
+def test_look_alike_ids_are_escaped_in_the_no_common_queries_message(tmp_path):
+    composed, decomposed = "caf\u00e9", "cafe\u0301"  # NFC and NFD of the same word
+    run_file = write_parquet(tmp_path / "run.parquet", {"query_id": [composed], "doc_id": ["d1"], "score": [1.0]})
+    qrels = write_parquet(tmp_path / "qrels.parquet", {"query_id": [decomposed], "doc_id": ["d1"], "relevance": [1]})
+    result = run("eval", qrels, run_file)
+    assert result.exit_code == 1, result.output
+    message = first_error(result)
+    assert "no query_id in common" in message and "'café'" in message and "'cafe\\u0301'" in message, message
+    assert "Unicode normalization" in message and "NFC" in message, message

@@ -21,6 +21,7 @@ import click
 
 from duckrank import _output as output
 from duckrank import registry
+from duckrank.errors import quoted
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 INPUT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
@@ -61,7 +62,7 @@ class Problems:
             return None
         if value.lower() in choices:
             return value.lower()
-        self.add(f"{option} must be one of {', '.join(choices)}; got {value!r}")
+        self.add(f"{option} must be one of {', '.join(choices)}; got {quoted(value)}")
         return None
 
     def integer(self, option: str, value: str | None, minimum: int | None = 1,
@@ -75,7 +76,7 @@ class Problems:
         if number is None or (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
             bound = (f" from {minimum} to {maximum}" if maximum is not None else
                      f" >= {minimum}" if minimum is not None else "")
-            self.add(f"{option} must be a whole number{bound}; got {value!r}")
+            self.add(f"{option} must be a whole number{bound}; got {quoted(value)}")
             return None
         return number
 
@@ -84,7 +85,7 @@ class Problems:
             return None
         number = _float_or_nan(value)
         if not 0 < number < 1:
-            self.add(f"{option} must be a number strictly between 0 and 1; got {value!r}")
+            self.add(f"{option} must be a number strictly between 0 and 1; got {quoted(value)}")
             return None
         return number
 
@@ -93,7 +94,7 @@ class Problems:
             return None
         number = _float_or_nan(value)
         if not math.isfinite(number):
-            self.add(f"{option} must be a finite number; got {value!r}")
+            self.add(f"{option} must be a finite number; got {quoted(value)}")
             return None
         return int(number) if number.is_integer() else number
 

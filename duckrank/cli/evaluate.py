@@ -14,6 +14,7 @@ import click
 from duckrank import _output as output
 from duckrank import registry
 from duckrank._sql import literal, quote_identifier
+from duckrank.errors import PATH_LIMIT, quoted
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     INPUT_FORMATS,
@@ -239,7 +240,7 @@ def _note_missing(missing: list[tuple[str, int, int]]) -> None:
     left out (never on stdout, which holds the results)."""
     for run, lacking, total in missing:
         if lacking:
-            click.echo(f"note: {lacking} of {total} qrels queries are not in run {run!r}; they are not scored "
+            click.echo(f"note: {lacking} of {total} qrels queries are not in run {quoted(run, PATH_LIMIT)}; they are not scored "
                        f"(pass -c to score them 0)", err=True)
 
 
@@ -251,11 +252,11 @@ def _parse_label_map(problems: Problems, text: str) -> dict[str, float] | None:
             if not sep or not value.strip():
                 raise ValueError
             if value.strip() in grades:
-                problems.add(f"--label-map gives {value.strip()!r} twice; give each label one grade")
+                problems.add(f"--label-map gives {quoted(value.strip())} twice; give each label one grade")
                 return None
             grades[value.strip()] = float(grade)
         except ValueError:
-            problems.add(f"--label-map must be VALUE=GRADE pairs such as purchase=3,click=1; got {text!r}")
+            problems.add(f"--label-map must be VALUE=GRADE pairs such as purchase=3,click=1; got {quoted(text)}")
             return None
     return grades
 
