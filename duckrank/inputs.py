@@ -479,22 +479,44 @@ def _last_tag(path: str) -> str | None:
 _CHUNK = 1 << 26  # the line reader's piece of text: 64 MiB, cut at a line end
 
 
-def _chunks(path: str, compression: str | None, kind: str, shown: str) -> Iterator[bytes]:
-    """The file's bytes, decompressed, in pieces that end at a line end (but maybe the last)."""
+def _chunks(path: str, compression: str | None, kind: str, shown: str) -> Iterator[tuple[int, bytes]]:
+    """The file's bytes, decompressed, in pieces that end at a line end (but maybe the last), each
+    with the number of its first line. A NUL byte is refused as it is read, and so is a line with no
+    end in _CHUNK bytes: no TREC line is that long, and a file of zero bytes or binary data would
+    otherwise be held whole in memory before its first line is looked at."""
+    line = 1
     try:
         with _open_bytes(path, compression) as stream:
             rest = b""
             while block := stream.read(_CHUNK):
                 block = rest + block
+                nul = block.find(b"\0", len(rest))
+                if nul >= 0:
+                    at = line + block.count(b"\n", 0, nul)
+                    raise InputError(
+                        f"{kind} file {shown}, line {at} is not TREC text: it holds a "
+                        f"NUL byte ({quoted(_line_around(block, nul))}), where trec_eval stops reading the file, "
+                        f"silently dropping the rest; check that this is the {kind} file, or remove the NUL bytes")
                 cut = block.rfind(b"\n") + 1
                 rest = block[cut:]
                 if cut:
-                    yield block[:cut]
+                    yield line, block[:cut]
+                    line += block.count(b"\n", 0, cut)
+                if len(rest) > _CHUNK:
+                    raise InputError(
+                        f"{kind} file {shown}, line {line} is not TREC text: it runs past {_CHUNK:,} bytes with no "
+                        f"line end ({quoted(rest)}); check that this is the {kind} file")
             if rest:
-                yield rest
+                yield line, rest
     except _READ_ERRORS as error:
         how = f" as {compression}" if compression else ""
         raise InputError(f"cannot read {kind} file {shown}{how}: {_first(error)}; check the file") from None
+
+
+def _line_around(data: bytes, offset: int) -> bytes:
+    """The line of `data` that holds the byte at `offset`, for a message."""
+    end = data.find(b"\n", offset)
+    return data[data.rfind(b"\n", 0, offset) + 1:end if end >= 0 else len(data)]
 
 
 def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str,
@@ -511,14 +533,13 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
     try:
         for index, file in enumerate(files):
             name = shown if shown is not None and len(files) == 1 else quoted(file, PATH_LIMIT)
-            line, after_comment = 1, False
-            for number, chunk in enumerate(_chunks(file, _compression(file), kind, name)):
-                if number == 0 and chunk.startswith(_BOM):
+            after_comment = False
+            for line, chunk in _chunks(file, _compression(file), kind, name):
+                if line == 1 and chunk.startswith(_BOM):
                     raise InputError(
                         f"{kind} file {name} starts with a UTF-8 byte-order mark, which trec_eval reads as part "
                         f"of the first query id ('\\ufeff' + the id); remove it (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//')")
-                rows, count, after_comment = _parse_chunk(chunk, fmt, kind, name, line, after_comment)
-                line += count
+                rows, after_comment = _parse_chunk(chunk, fmt, kind, name, line, after_comment)
                 if rows.num_rows:
                     view = fresh_name("trec_chunk")
                     con.register(view, rows)
@@ -557,20 +578,15 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
 
 
 def _parse_chunk(chunk: bytes, fmt: str, kind: str, shown: str, first_line: int,
-                 after_comment: bool) -> tuple[Any, int, bool]:
+                 after_comment: bool) -> tuple[Any, bool]:
     """One piece of a TREC file as an Arrow table (duckrank_line, query_id, doc_id, duckrank_text
-    [, run_id]) of its judgment or result lines; the number of lines it holds; whether its last
-    line is a (qrels) comment."""
+    [, run_id]) of its judgment or result lines, and whether its last line is a (qrels) comment."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     def line_at(offset: int) -> int:
         return first_line + chunk.count(b"\n", 0, offset)
 
-    nul = chunk.find(b"\0")
-    if nul >= 0:
-        raise InputError(f"{kind} file {shown}, line {line_at(nul)}: the line holds a NUL byte, where trec_eval "
-                         f"stops reading the file (silently dropping the rest); remove it")
     offsets = pa.array([0, len(chunk)], pa.int64()).buffers()[1]
     text = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(chunk)])  # no copy
     try:
@@ -580,8 +596,9 @@ def _parse_chunk(chunk: bytes, fmt: str, kind: str, shown: str, first_line: int,
             chunk.decode("utf-8")
         except UnicodeDecodeError as error:
             raise InputError(
-                f"{kind} file {shown}, line {line_at(error.start)} is not UTF-8 text (byte 0x{chunk[error.start]:02x}); "
-                f"duckrank reads ids as UTF-8: convert the file, e.g. iconv -f latin1 -t utf-8") from None
+                f"{kind} file {shown}, line {line_at(error.start)} is not UTF-8 text (byte 0x{chunk[error.start]:02x} "
+                f"in {quoted(_line_around(chunk, error.start))}); duckrank reads ids as UTF-8: check that this is the "
+                f"{kind} file, or convert it, e.g. iconv -f latin1 -t utf-8") from None
         raise
     lines = pc.split_pattern(text, "\n").flatten()
     count = len(lines) - 1 if chunk.endswith(b"\n") else len(lines)  # a final '\n' ends a line, not starts one
@@ -615,7 +632,7 @@ def _parse_chunk(chunk: bytes, fmt: str, kind: str, shown: str, first_line: int,
                "duckrank_text": pc.list_element(fields, 4 if fmt == "trec_run" else 3)}
     if fmt == "trec_run":
         columns["run_id"] = pc.list_element(fields, 5)
-    return pa.table(columns), count, after_comment
+    return pa.table(columns), after_comment
 
 
 def _comment_problem(kind: str, shown: str, line: int) -> None:

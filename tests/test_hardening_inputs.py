@@ -4,6 +4,7 @@ gives a TREC run. Each asserts the exit code and the first line of the message."
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pyarrow as pa
@@ -111,3 +112,51 @@ def test_look_alike_ids_are_escaped_in_the_no_common_queries_message(tmp_path):
     message = first_error(result)
     assert "no query_id in common" in message and "'café'" in message and "'cafe\\u0301'" in message, message
     assert "Unicode normalization" in message and "NFC" in message, message
+
+
+# ---------------------------------------------------------------------------------------------
+# binary data given as TREC text
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_zero_bytes_given_as_trec_text_are_not_trec_text(tmp_path, kind):
+    zeros = tmp_path / "zeros.txt"
+    zeros.write_bytes(bytes(4096))
+    other = DATA / ("qrels.parquet" if kind == "run" else "run.parquet")
+    args = [other, zeros] if kind == "run" else [zeros, other]
+    result = run("eval", *args, f"--{kind}-format", "trec")
+    assert result.exit_code == 1, result.output
+    message = first_error(result)
+    assert f"{kind} file '{zeros}', line 1 is not TREC text: it holds a NUL byte ('\\x00\\x00" in message, message
+    assert "'…(4,0" in message and "more bytes)" in message and "empty" not in message, message
+
+
+def test_a_binary_blob_given_as_trec_text_is_not_trec_text(tmp_path):
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(random.Random(25).randbytes(4096))
+    result = run("eval", DATA / "qrels.parquet", blob, "--run-format", "trec")
+    assert result.exit_code == 1, result.output
+    message = first_error(result)
+    assert f"run file '{blob}', line " in message and "is not TREC text: it holds a NUL byte ('" in message, message
+    assert len(message) < 600, len(message)
+
+
+def test_binary_without_nul_bytes_shows_the_line_that_is_not_utf8(tmp_path):
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(random.Random(25).randbytes(4096).replace(b"\0", b"").replace(b"\n", b""))
+    result = run("eval", DATA / "qrels.parquet", blob, "--run-format", "trec")
+    assert result.exit_code == 1, result.output
+    message = first_error(result)
+    assert f"run file '{blob}', line 1 is not UTF-8 text (byte 0x" in message and "more bytes)" in message, message
+    assert "check that this is the run file" in message and len(message) < 600, message
+
+
+def test_a_line_with_no_end_is_refused_before_it_fills_memory(tmp_path, monkeypatch):
+    from duckrank import inputs
+
+    monkeypatch.setattr(inputs, "_CHUNK", 1000)  # as a 3 GB line against the 64 MiB pieces
+    endless = tmp_path / "run.txt"
+    endless.write_text("x" * 5000)
+    with pytest.raises(duckrank.InputError, match=r"line 1 is not TREC text: it runs past 1,000 bytes with no line end"):
+        duckrank.evaluate(str(DATA / "qrels.parquet"), str(endless), ["map"], run_format="trec_run")
+

@@ -434,8 +434,8 @@ NUL_RUN = RUN.replace(b"q2 Q0 a", b"\0q2 Q0 a")
 
 def test_nul_byte_is_an_error(tmp_path):
     run = _write(tmp_path, "run.txt", NUL_RUN)
-    with pytest.raises(InputError, match=r"run file .*run.txt', line 4: the line holds a NUL byte, where "
-                                         r"trec_eval stops reading"):
+    with pytest.raises(InputError, match=r"run file .*run.txt', line 4 is not TREC text: it holds a NUL byte "
+                                         r"\('\\x00q2 Q0 a 1 1 t'\), where trec_eval stops reading"):
         duckrank.evaluate(str(_write(tmp_path, "qrels.txt", QRELS)), str(run), ["map"])
 
 
@@ -463,7 +463,7 @@ def test_trec_eval_reads_a_byte_order_mark_into_the_first_query_id(tmp_path, tre
 
 def test_invalid_utf8_is_an_error_naming_the_line(tmp_path):
     run = _write(tmp_path, "run.txt", RUN.replace(b"q2 Q0 d", b"q2 Q0 d\xe9"))
-    with pytest.raises(InputError, match=r"run.txt', line 5 is not UTF-8 text \(byte 0xe9\)"):
+    with pytest.raises(InputError, match=r"run.txt', line 5 is not UTF-8 text \(byte 0xe9 in '"):
         duckrank.evaluate(str(_write(tmp_path, "qrels.txt", QRELS)), str(run), ["map"])
 
 
