@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 import duckrank
 from duckrank.cli import main
-from duckrank.errors import OptionError
+from duckrank.errors import MeasureError, OptionError
+from duckrank.measures import parse_measure
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 RUN_LINE = "q1 Q0 d1 1 2.0 tagged\n"
@@ -160,3 +161,25 @@ def test_a_line_with_no_end_is_refused_before_it_fills_memory(tmp_path, monkeypa
     with pytest.raises(duckrank.InputError, match=r"line 1 is not TREC text: it runs past 1,000 bytes with no line end"):
         duckrank.evaluate(str(DATA / "qrels.parquet"), str(endless), ["map"], run_format="trec_run")
 
+
+# ---------------------------------------------------------------------------------------------
+# VALUE=GRADE lists: each key once
+
+
+LOG_COLUMNS = ["--query-col", "user_id", "--doc-col", "item_id", "--score-col", "pred"]
+
+
+def test_a_label_map_key_given_twice_is_a_usage_error_naming_it():
+    result = run("eval", "--log", DATA / "events.parquet", "--label", "clicked", "--label", "purchased",
+                 "--label-map", "clicked=1,purchased=3,clicked=3", *LOG_COLUMNS)
+    assert result.exit_code == 2, result.output
+    assert "--label-map gives 'clicked' twice" in first_error(result), result.stderr
+
+
+@pytest.mark.parametrize("spelling", ["ndcg.1=3,2=9,1=5", "nDCG(gain_map={1:3,2:9,1.0:5})@10"])
+def test_a_grade_given_twice_in_a_gain_map_is_refused(spelling):
+    with pytest.raises(MeasureError, match=r"the gain map gives '1' twice"):
+        parse_measure(spelling)
+    result = run("eval", DATA / "qrels.parquet", DATA / "run.parquet", "-m", spelling)
+    assert result.exit_code == 2, result.output
+    assert "the gain map gives '1' twice" in first_error(result), result.stderr

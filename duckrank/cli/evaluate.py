@@ -14,7 +14,6 @@ import click
 from duckrank import _output as output
 from duckrank import registry
 from duckrank._sql import literal, quote_identifier
-from duckrank.errors import PATH_LIMIT, quoted
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     INPUT_FORMATS,
@@ -36,6 +35,7 @@ from duckrank.cli.common import (
     progress_enabled,
     read_conventions,
 )
+from duckrank.errors import PATH_LIMIT, quoted
 
 
 @click.command("eval", context_settings=CONTEXT_SETTINGS)
@@ -245,20 +245,17 @@ def _note_missing(missing: list[tuple[str, int, int]]) -> None:
 
 
 def _parse_label_map(problems: Problems, text: str) -> dict[str, float] | None:
-    grades: dict[str, float] = {}
-    for pair in text.split(","):
-        value, sep, grade = pair.partition("=")
-        try:
-            if not sep or not value.strip():
-                raise ValueError
-            if value.strip() in grades:
-                problems.add(f"--label-map gives {quoted(value.strip())} twice; give each label one grade")
-                return None
-            grades[value.strip()] = float(grade)
-        except ValueError:
-            problems.add(f"--label-map must be VALUE=GRADE pairs such as purchase=3,click=1; got {quoted(text)}")
-            return None
-    return grades
+    """--label-map VALUE=GRADE,...: each value once, each grade a finite number."""
+    from duckrank._pairs import parse_pairs
+
+    try:
+        grades = parse_pairs(text, "VALUE=GRADE")
+    except ValueError as error:
+        problems.add(f"--label-map {error}; give VALUE=GRADE pairs such as purchase=3,click=1, each value once")
+        return None
+    numbers = {value: problems.number(f"--label-map's grade for {quoted(value)}", grade)
+               for value, grade in grades.items()}
+    return numbers if None not in numbers.values() else None
 
 
 # The eval output: one row per (run, segment, query or 'all', measure), ordered as trec_eval prints it:
