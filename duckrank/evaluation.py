@@ -84,6 +84,7 @@ class Results:
     rows: list[tuple] | None = None
     # (run, qrels queries the run lacks, qrels queries): filled when compute(count_missing=True)
     missing: list[tuple[str, int, int]] = field(default_factory=list)
+    tags: list[str | None] = field(default_factory=list)  # each run's TREC tag (None: not TREC text)
 
     def _by_sql(self, prefix: str = "") -> str:
         return "".join(f"{prefix}{quote_identifier(name)}, " for name in self.by)
@@ -229,6 +230,19 @@ def _run_checks(con: duckdb.DuckDBPyConnection, sql: str) -> list[str | None]:
 def _path_of(source: Source) -> str:
     """The user's name for an input: its path or table name as given, else its label (run (DataFrame))."""
     return source.given if source.given is not None else source.label
+
+
+def tagged_names(names: list[str], tags: list[str | None]) -> list[str] | None:
+    """The runs named as trec_eval names a TREC run, by its tag (its last line's), the others as in
+    `names`; None when no run has a tag or two runs would share a name. The names people read
+    (eval's tables, the report), not the run column of machine output, which keeps `names`."""
+    tagged = [tag or name for tag, name in zip(tags, names)]
+    return tagged if any(tags) and len(set(tagged)) == len(tagged) else None
+
+
+def _tags(plan: Plan, runs: list[Source]) -> list[str | None]:
+    """Each of the plan's runs' TREC tag: none when one input was split into runs by its run_id."""
+    return [source.name for source in runs] if len(runs) == len(plan.runs) else [None] * len(plan.runs)
 
 
 def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, names: list[str] | None,
@@ -793,7 +807,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             if not any(m.spelling in scored for m in ranking) and any(m.metric.per_query for m in ranking):
                 raise _no_common_queries(con, run_sources, qrels_source)
             missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-            return Results(con, plan.runs, parsed, None, segments, rows, missing)
+            return Results(con, plan.runs, parsed, None, segments, rows, missing, _tags(plan, run_sources))
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
         measures_sql = ", ".join(f"({i}, {sql_text(m.spelling)}, {sql_literal(m.metric.per_query)})"
                                  for i, m in enumerate(parsed))
@@ -809,7 +823,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
         raise _no_common_queries(con, run_sources, qrels_source)
     missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-    return Results(con, plan.runs, parsed, table, segments, missing=missing)
+    return Results(con, plan.runs, parsed, table, segments, missing=missing, tags=_tags(plan, run_sources))
 
 
 @interruptible

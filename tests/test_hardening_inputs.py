@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -183,3 +184,39 @@ def test_a_grade_given_twice_in_a_gain_map_is_refused(spelling):
     result = run("eval", DATA / "qrels.parquet", DATA / "run.parquet", "-m", spelling)
     assert result.exit_code == 2, result.output
     assert "the gain map gives '1' twice" in first_error(result), result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# a TREC run's name
+
+
+def trec_runs(folder: Path, tags: tuple[str, str]) -> list[Path]:
+    paths = []
+    for name, source, tag in zip(("a", "b"), ("run.parquet", "run_b.parquet"), tags):
+        path = folder / f"{name}.txt"
+        duckdb.sql(f"COPY (SELECT query_id, 'Q0', doc_id, row_number() OVER (PARTITION BY query_id ORDER BY score DESC), "
+                   f"score, '{tag}' FROM '{DATA / source}') TO '{path}' (FORMAT csv, DELIMITER ' ', HEADER false)")
+        paths.append(path)
+    return paths
+
+
+def test_eval_tables_name_trec_runs_by_their_tags_as_the_report_does(tmp_path):
+    paths = trec_runs(tmp_path, ("bm25", "dense"))
+    table = run("eval", DATA / "qrels.parquet", *paths, "-m", "map", "--format", "markdown")
+    assert table.exit_code == 0, table.output
+    assert table.stdout.splitlines()[0].split("|")[2:4] == [" bm25 ", " dense "], table.stdout
+    machine = run("eval", DATA / "qrels.parquet", *paths, "-m", "map", "--format", "tsv")  # the run column keeps paths
+    assert [line.split("\t")[0] for line in machine.stdout.splitlines()[1:]] == [str(path) for path in paths]
+
+
+def test_eval_tables_name_trec_runs_by_their_paths_when_tags_clash(tmp_path):
+    paths = trec_runs(tmp_path, ("same", "same"))
+    table = run("eval", DATA / "qrels.parquet", *paths, "-m", "map", "--format", "markdown")
+    assert table.exit_code == 0, table.output
+    assert str(paths[0]) in table.stdout.splitlines()[0] and str(paths[1]) in table.stdout.splitlines()[0]
+
+
+def test_a_run_read_from_a_table_is_named_by_the_table():
+    con = duckrank.connect()
+    con.execute(f"CREATE TABLE bm25 AS FROM '{DATA / 'run.parquet'}'; CREATE TABLE dense AS FROM '{DATA / 'run_b.parquet'}'")
+    assert list(duckrank.evaluate(str(DATA / "qrels.parquet"), ["bm25", "dense"], ["map"], con=con)) == ["bm25", "dense"]

@@ -362,7 +362,10 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
             # runs the query again rather than keep the lines in memory
             lines = _Lines(lambda: _human_lines(shown_rows(), several, segments, per_query, integer_metrics,
                                                 run_names))
-            value_columns = run_names if several else ["value"]
+            from duckrank.evaluation import tagged_names
+
+            # the runs as people call them: a TREC run by its tag, as the report names it
+            value_columns = (tagged_names(run_names, results.tags) or run_names) if several else ["value"]
             headers = [*segments, *(["query_id"] if per_query else []), "metric", *value_columns]
             align = ["l"] * (len(headers) - len(value_columns)) + ["r"] * len(value_columns)
             output.write_human(fmt, headers, lines, stream, align)
