@@ -27,7 +27,7 @@ from duckrank._library import (
 )
 from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
-from duckrank.errors import PATH_LIMIT, DuckrankError, InputError, OptionError, quoted
+from duckrank.errors import DuckrankError, InputError, OptionError, quoted, quoted_path
 from duckrank.inputs import Source, fresh_name, read_items, read_table, stdin_problem
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.registry import (
@@ -271,7 +271,7 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
             for name, source in zip(run_names, runs))
     if len(set(run_names)) != len(run_names):
         repeated = next(name for name in run_names if run_names.count(name) > 1)
-        raise InputError(f"two runs share the name {quoted(repeated, PATH_LIMIT)}; give each run its own name (run_names=)")
+        raise InputError(f"two runs share the name {quoted_path(repeated)}; give each run its own name (run_names=)")
     plan = Plan(runs[0].view, qrels.view, run_names, list(by))
     if not plan.keyed:
         return plan
@@ -600,14 +600,15 @@ def _normalization_hint(con: duckdb.DuckDBPyConnection, run: Source, qrels: Sour
     file, as e + U+0301 in the other), which no message can show unescaped; None otherwise."""
     if not all(source.columns["query_id"].upper().startswith("VARCHAR") for source in (run, qrels)):
         return None
-    found = con.sql(f"SELECT r.query_id, q.query_id FROM (SELECT DISTINCT query_id FROM {quote_identifier(run.view)}) r "
+    found = con.sql(f"SELECT r.query_id, q.query_id "
+                    f"FROM (SELECT DISTINCT query_id FROM {quote_identifier(run.view)}) r "
                     f"JOIN (SELECT DISTINCT query_id FROM {quote_identifier(qrels.view)}) q "
                     f"ON nfc_normalize(r.query_id) = nfc_normalize(q.query_id) LIMIT 1").fetchall()
     if not found:
         return None
     in_run, in_qrels = found[0]
     return (f"their ids differ only in Unicode normalization: the run's {quoted(in_run)} is the qrels' "
-            f"{quoted(in_qrels)} (NFC against NFD); normalize both files' ids to NFC, e.g. with "
+            f"{quoted(in_qrels)} composed another way; normalize both files' ids to NFC, e.g. with "
             f"unicodedata.normalize('NFC', id)")
 
 

@@ -26,7 +26,7 @@ import duckdb
 
 from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
-from duckrank.errors import PATH_LIMIT, InputError, OptionError, quoted
+from duckrank.errors import InputError, OptionError, quoted, quoted_path
 
 FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec_run", "trec_qrels")
 STANDARD_COLUMNS = {
@@ -85,7 +85,7 @@ def detect_format(path: str | os.PathLike, kind: str = "run", *, shown: str | No
         return "trec_qrels"
     expected = "run (query_id Q0 doc_id rank score run_id)" if kind == "run" else "qrels (query_id 0 doc_id relevance)"
     raise InputError(
-        f"cannot tell the format of {kind} file {shown or quoted(text, PATH_LIMIT)}: its name has no known extension "
+        f"cannot tell the format of {kind} file {shown or quoted_path(text)}: its name has no known extension "
         f"(.parquet, .csv, .tsv, .jsonl, each optionally .gz or .zst) and its first line is not a TREC {expected}; "
         + (f"name the format with --{kind}-format / {kind}_format=" if kind in ("run", "qrels", "log")
            else "give the file one of those extensions"))
@@ -183,7 +183,8 @@ def _head(path: str, compression: str | None, kind: str = "run", shown: str | No
     except _READ_ERRORS as error:
         if compression is None:
             return b""
-        raise InputError(f"cannot decompress {kind} file {shown or quoted(path, PATH_LIMIT)} as {compression}: {_first(error)}; "
+        raise InputError(f"cannot decompress {kind} file {shown or quoted_path(path)} as {compression}: "
+                         f"{_first(error)}; "
                          f"check the file") from None
 
 
@@ -532,7 +533,7 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
                 f"doc_id VARCHAR, duckrank_text VARCHAR{', run_id VARCHAR' if run else ''})").fetchall()
     try:
         for index, file in enumerate(files):
-            name = shown if shown is not None and len(files) == 1 else quoted(file, PATH_LIMIT)
+            name = shown if shown is not None and len(files) == 1 else quoted_path(file)
             after_comment = False
             for line, chunk in _chunks(file, _compression(file), kind, name):
                 if line == 1 and chunk.startswith(_BOM):
@@ -561,7 +562,7 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
                           f"WHERE {number} IS NULL ORDER BY 1, 2 LIMIT 1").fetchall()
         if bad:
             index, line, text = bad[0]
-            name = shown if shown is not None and len(files) == 1 else quoted(files[index], PATH_LIMIT)
+            name = shown if shown is not None and len(files) == 1 else quoted_path(files[index])
             raise InputError(_value_problem(fmt, kind, name, line, text))
         table = fresh_name("trec")
         con.execute(f"CREATE TEMP TABLE {table} AS SELECT s.query_id, s.doc_id, {number} AS {quote_identifier(value)}"
@@ -676,7 +677,8 @@ def _shown_number(value: float) -> str:
 def _value_problem(fmt: str, kind: str, shown: str, line: int, text: str) -> str:
     where = f"{kind} file {shown}, line {line}"
     if fmt == "trec_run":
-        return (f"{where}: the score {quoted(text)} is not a number as trec_eval reads it: C's atof would silently take "
+        return (f"{where}: the score {quoted(text)} is not a number as trec_eval reads it: C's atof would "
+                f"silently take "
                 f"{_shown_number(_c_atof(text))}; write the score as a number such as 12.5 or 1.25e1")
     if re.fullmatch(_GRADE, text):
         return (f"{where}: the relevance {quoted(text)} is too large (C's atol would silently take "
@@ -709,7 +711,7 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
         stdin = is_stdin(source)
         if not stdin and not _exists(text, literal) and not isinstance(source, Path) and _is_table(con, text):
             return _Read(con.sql(f"SELECT * FROM {quote_identifier(text)}"), f"{kind} table {quoted(text)}", given=text)
-        shown = "'-' (standard input)" if stdin else quoted(text, PATH_LIMIT)
+        shown = "'-' (standard input)" if stdin else quoted_path(text)
         label = f"{kind} '-'" if stdin else f"{kind} {shown}"
         if fmt is not None and fmt not in FORMATS:
             raise OptionError(f"--{kind}-format must be one of {', '.join(FORMATS)}; got {quoted(fmt)}")
@@ -846,7 +848,8 @@ def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation,
     elif doc not in types and len(lists) == 1:
         list_col = lists[0]
     elif doc not in types and len(lists) > 1:
-        raise InputError(f"{label} has no column {quoted(doc)} and several list columns ({', '.join(map(quoted, lists))}); "
+        raise InputError(f"{label} has no column {quoted(doc)} and several list columns "
+                         f"({', '.join(map(quoted, lists))}); "
                          f"a run as lists holds its ranking in one: keep one, or name it with doc_col=")
     else:
         if score not in types and not score_named and "rank" in types:
@@ -855,16 +858,19 @@ def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation,
     query = mapping["query_id"]
     if query not in types:
         raise InputError(f"{label} has no column {quoted(query)} (from query_col=) beside its list column "
-                         f"{quoted(list_col)}; its columns are {', '.join(map(quoted, types))}; name yours with query_col=")
+                         f"{quoted(list_col)}; its columns are {', '.join(map(quoted, types))}; name yours with "
+                         f"query_col=")
     entry = types[list_col].child
     doc_field, score_field = "duckrank_entry", None
     if entry.id == "struct":
         fields = [name for name, _ in entry.children]
         if doc not in fields:
             raise InputError(f"{label}: the entries of list column {quoted(list_col)} are structs with fields "
-                             f"{', '.join(map(quoted, fields))} but no doc id field {quoted(doc)}; name it with doc_col=")
+                             f"{', '.join(map(quoted, fields))} but no doc id field {quoted(doc)}; name it with "
+                             f"doc_col=")
         if score_named and score not in fields:
-            raise InputError(f"{label}: the entries of list column {quoted(list_col)} have no score field {quoted(score)} "
+            raise InputError(f"{label}: the entries of list column {quoted(list_col)} have no score field "
+                             f"{quoted(score)} "
                              f"(their fields are {', '.join(map(quoted, fields))}); name it with score_col=, or "
                              f"leave score_col out to rank by list order")
         doc_field, score_field = doc, score if score in fields else None
@@ -928,7 +934,8 @@ def _label_expression(relation: duckdb.DuckDBPyRelation, label: str, available: 
             if available[name].upper() != "BOOLEAN":
                 bad = relation.filter(f"{column} IS NOT NULL AND {column} NOT IN (0, 1)").limit(1).fetchall()
                 if bad:
-                    raise InputError(f"{label}: event column {quoted(name)} holds {quoted(bad[0][relation.columns.index(name)])}, "
+                    raise InputError(f"{label}: event column {quoted(name)} holds "
+                                     f"{quoted(bad[0][relation.columns.index(name)])}, "
                                      f"but an event column must be BOOLEAN or 0/1; grade its values with one "
                                      f"label= and label_map= instead")
             cases.append(f"CASE WHEN CAST({column} AS BOOLEAN) THEN {float(label_map[name])!r} END")
@@ -940,7 +947,8 @@ def _label_expression(relation: duckdb.DuckDBPyRelation, label: str, available: 
     unmatched = [str(key) for key in label_map if str(key) not in values]
     if unmatched:
         shown = ", ".join(map(quoted, sorted(values)[:10])) + (", ..." if len(values) > 10 else "")
-        raise InputError(f"{label}: label_map= key {', '.join(map(quoted, unmatched))} matches no value of label column "
+        raise InputError(f"{label}: label_map= key {', '.join(map(quoted, unmatched))} matches no value of "
+                         f"label column "
                          f"{quoted(name)} (its values: {shown or 'none'}); fix the key, or, for event columns, give "
                          f"label= each column and key the map by their names")
     cases = " ".join(f"WHEN {sql_text(str(value))} THEN {float(grade)!r}" for value, grade in label_map.items())
@@ -967,7 +975,8 @@ def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | No
         bad = [name for name, kind in features.items() if not kind.upper().startswith(_NUMERIC)]
         if not features or bad:
             shown = f"column {quoted(bad[0])} holds {features[bad[0]]}" if bad else "it has no feature column"
-            raise InputError(f"{label}: {shown}; items hold {quoted(doc)} and numeric feature columns, or one embedding "
+            raise InputError(f"{label}: {shown}; items hold {quoted(doc)} and numeric feature columns, or one "
+                             f"embedding "
                              f"column (a list of numbers)")
         expression = "[" + ", ".join(f"CAST({quote_identifier(name)} AS DOUBLE)" for name in features) + "]"
     doc_type = available[doc]
@@ -999,7 +1008,8 @@ def _check_trec_writable(con: duckdb.DuckDBPyConnection, relation: str, kind: st
         return
     query_id, doc_id, relevance = row[0]
     if query_id in (None, "") or doc_id in (None, ""):  # the line would lose a field
-        raise InputError(f"cannot write TREC text: query_id {quoted(query_id)}, doc_id {quoted(doc_id)} is empty, which TREC "
+        raise InputError(f"cannot write TREC text: query_id {quoted(query_id)}, doc_id {quoted(doc_id)} is "
+                         f"empty, which TREC "
                          "text cannot hold (the line would lose a field); fill in the id or write Parquet, CSV "
                          "or JSONL")
     if any(ch in str(value) for value in (query_id, doc_id) for ch in " \t\n\r\v\f"):

@@ -231,3 +231,11 @@ def test_the_sql_library_cuts_a_long_id_in_its_messages_too(tmp_path):
     message = first_error(result)
     assert "rows for query_id 'xxx" in message and "'…(99,920 more characters)" in message, message
     assert len(message) < 800, len(message)
+
+
+def test_a_decomposed_path_is_shown_as_written_but_a_decomposed_id_escaped():
+    from duckrank.errors import quoted, quoted_path
+
+    assert quoted_path("/Users/me/cafe\u0301/run.txt") == "'/Users/me/cafe\u0301/run.txt'"  # macOS writes NFD names
+    assert quoted("cafe\u0301") == "'cafe\\u0301'" and quoted("caf\u00e9") == "'caf\u00e9'"
+    assert quoted(bytes(100)) == "'" + "\\x00" * 20 + "'…(80 more bytes)"

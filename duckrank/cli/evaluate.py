@@ -35,7 +35,7 @@ from duckrank.cli.common import (
     progress_enabled,
     read_conventions,
 )
-from duckrank.errors import PATH_LIMIT, quoted
+from duckrank.errors import quoted, quoted_path
 
 
 @click.command("eval", context_settings=CONTEXT_SETTINGS)
@@ -240,7 +240,8 @@ def _note_missing(missing: list[tuple[str, int, int]]) -> None:
     left out (never on stdout, which holds the results)."""
     for run, lacking, total in missing:
         if lacking:
-            click.echo(f"note: {lacking} of {total} qrels queries are not in run {quoted(run, PATH_LIMIT)}; they are not scored "
+            click.echo(f"note: {lacking} of {total} qrels queries are not in run {quoted_path(run)}; they are "
+                       f"not scored "
                        f"(pass -c to score them 0)", err=True)
 
 
