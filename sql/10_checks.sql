@@ -3,14 +3,10 @@
 -- by duckrank.raise_problems inside a CTE that the result depends on, so the shell and Python
 -- see the same message, and every bad option is reported at once.
 
--- A value as it should appear in a message: quoted, cut after 80 characters with how many more
--- (an id of 100,000 characters makes no 100 KB message; Python's duckrank.errors.quoted cuts the
--- same), or NULL.
+-- A value as it should appear in a message: quoted, or NULL.
 CREATE OR REPLACE MACRO duckrank.show(value) AS
-    coalesce('''' || left(CAST(value AS VARCHAR), 80) || '''' || CASE WHEN length(CAST(value AS VARCHAR)) > 80
-             THEN '…(' || format('{:,}', length(CAST(value AS VARCHAR)) - 80) || ' more characters)' ELSE '' END,
-             'NULL');
-COMMENT ON MACRO duckrank.show IS 'a value quoted for an error message (cut after 80 characters), or NULL';
+    coalesce('''' || CAST(value AS VARCHAR) || '''', 'NULL');
+COMMENT ON MACRO duckrank.show IS 'a value quoted for an error message, or NULL';
 
 -- Raise all collected problems (NULL or '' means none). Returns NULL otherwise.
 CREATE OR REPLACE MACRO duckrank.raise_problems(problems) AS

@@ -222,17 +222,6 @@ def test_a_run_read_from_a_table_is_named_by_the_table():
     assert list(duckrank.evaluate(str(DATA / "qrels.parquet"), ["bm25", "dense"], ["map"], con=con)) == ["bm25", "dense"]
 
 
-def test_the_sql_library_cuts_a_long_id_in_its_messages_too(tmp_path):
-    run_file = write_parquet(tmp_path / "run.parquet", {"query_id": [LONG_ID, LONG_ID], "doc_id": ["d1", "d1"],
-                                                        "score": [1.0, 2.0]})
-    qrels = write_parquet(tmp_path / "qrels.parquet", {"query_id": [LONG_ID], "doc_id": ["d1"], "relevance": [1]})
-    result = run("eval", qrels, run_file, "-m", "map")
-    assert result.exit_code == 1, result.output
-    message = first_error(result)
-    assert "rows for query_id 'xxx" in message and "'…(99,920 more characters)" in message, message
-    assert len(message) < 800, len(message)
-
-
 def test_a_decomposed_path_is_shown_as_written_but_a_decomposed_id_escaped():
     from duckrank.errors import quoted, quoted_path
 
