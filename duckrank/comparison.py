@@ -26,7 +26,7 @@ import duckdb
 
 from duckrank._library import connect, interruptible
 from duckrank._sql import quote_identifier
-from duckrank.errors import InputError, MeasureError, OptionError
+from duckrank.errors import InputError, MeasureError, OptionError, quoted, quoted_path
 from duckrank.evaluation import Guest, Results, compute
 from duckrank.inputs import fresh_name
 from duckrank.measures import Measure, parse_measures
@@ -121,7 +121,7 @@ def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     for name in ("confidence", "alpha"):
         value = settings[name]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            problems.append(f"{name} must be a number strictly between 0 and 1; got {value!r}")
+            problems.append(f"{name} must be a number strictly between 0 and 1; got {quoted(value)}")
         else:
             checked[name] = float(value)
     for name, choices in (("correction", CORRECTIONS), ("test", TESTS)):
@@ -129,7 +129,7 @@ def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, str) and value.lower() in choices:
             checked[name] = value.lower()
         else:
-            problems.append(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+            problems.append(f"{name} must be one of {', '.join(choices)}; got {quoted(value)}")
     if problems:
         raise OptionError("\n".join(problems))
     return checked
@@ -163,9 +163,10 @@ def resolve_baseline(baseline: Any, runs: list[str]) -> str:
         return matches[0]
     listed = ", ".join(repr(run) for run in runs)
     if matches:
-        raise OptionError(f"baseline {text!r} matches several runs ({', '.join(map(repr, matches))}); "
+        raise OptionError(f"baseline {quoted_path(text)} matches several runs "
+                          f"({', '.join(map(quoted_path, matches))}); "
                           f"give the full name (one of {listed})")
-    raise OptionError(f"baseline {text!r} is not one of the runs ({listed})")
+    raise OptionError(f"baseline {quoted_path(text)} is not one of the runs ({listed})")
 
 
 @interruptible
@@ -200,7 +201,7 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
     segments = [by] if isinstance(by, str) else list(by or [])
     clashes = [name for name in segments if name in _RESERVED]
     if clashes:
-        raise OptionError(f"cannot segment by {', '.join(map(repr, clashes))}: the comparison uses that "
+        raise OptionError(f"cannot segment by {', '.join(map(quoted, clashes))}: the comparison uses that "
                           "column name itself; rename the column")
     # on a connection the caller owns, leave it as found but for the tables the comparison reads
     with Guest.of(con) as guest:
@@ -214,7 +215,7 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
             raise OptionError("results= must hold the compared measures, then num_ret, segmented the same way")
         names = list(results.runs)
         if len(names) < 2:
-            raise OptionError(f"compare needs at least two runs; got one ({names[0]!r}). Pass two or more "
+            raise OptionError(f"compare needs at least two runs; got one ({quoted_path(names[0])}). Pass two or more "
                               "run files, or one file whose run_id column holds several runs")
         base = resolve_baseline(baseline, names)
         _check_scored(con, results.table, presence, names)
@@ -288,10 +289,12 @@ def _query_notes(con: duckdb.DuckDBPyConnection, results: str, presence: int, ru
         shown = ", ".join(ids[:_SHOWN_IDS]) + (", ..." if len(ids) > _SHOWN_IDS else "")
         where = " (in some segment)" if by else ""
         if complete:
-            notes.append(f"run {run!r} has no results for {missing} of the {total} queries the runs answer{where} "
+            notes.append(f"run {quoted_path(run)} has no results for {missing} of the {total} queries the runs "
+                         f"answer{where} "
                          f"({shown}); they score 0 (complete)")
         else:
-            notes.append(f"run {run!r} has no results for {missing} of the {total} queries the runs answer{where} "
+            notes.append(f"run {quoted_path(run)} has no results for {missing} of the {total} queries the runs "
+                         f"answer{where} "
                          f"({shown}); they are left out of every comparison (pass --complete / complete=True "
                          "to score them 0)")
     return notes
@@ -303,7 +306,8 @@ def _check_scored(con: duckdb.DuckDBPyConnection, results: str, presence: int, r
                               "AND value > 0 GROUP BY run").fetchall())
     empty = [run for run in runs if not scored.get(run)]
     if empty:
-        raise InputError(f"run {empty[0]!r} has no query in common with the qrels: there is nothing to compare "
+        raise InputError(f"run {quoted_path(empty[0])} has no query in common with the qrels: there is nothing "
+                         f"to compare "
                          "it on; check that it describes the same queries (query ids are compared as given)")
 
 
@@ -330,5 +334,5 @@ def _row_notes(comparison: Comparison) -> list[str]:
         segment = row[:len(comparison.by)]
         metric, run, note = row[len(comparison.by):]
         where = "".join(f"{b}={v}, " for b, v in zip(comparison.by, segment))
-        notes.append(f"{where}{metric}, run {run!r}: {note}")
+        notes.append(f"{where}{metric}, run {quoted_path(run)}: {note}")
     return notes

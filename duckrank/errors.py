@@ -17,3 +17,38 @@ class MeasureError(DuckrankError, ValueError):
 
 class OptionError(DuckrankError, ValueError):
     """A convention or option has a value duckrank does not accept."""
+
+
+QUOTED_LIMIT = 80  # characters of user data a message shows: an id of 100,000 makes no 100 KB line
+PATH_LIMIT = 400  # a path is shown longer: it names a folder, then the file
+
+
+def quoted(value: object, limit: int = QUOTED_LIMIT, *, lookalikes: bool = True) -> str:
+    """User data (an id, a value, a line) as every message quotes it: repr-style, cut after about
+    `limit` characters as shown (escapes count) with how many more, so that no message grows with
+    the data. With `lookalikes`, a text not in Unicode NFC has its non-ASCII characters escaped, so
+    that ids the eye cannot tell apart differ on screen: 'é' (U+00E9) against 'e\\u0301' (e +
+    U+0301); repr already escapes control and invisible characters. A number is shown as it is."""
+    import unicodedata
+
+    if isinstance(value, bytes):
+        show, unit = repr, "bytes"
+    elif isinstance(value, str):
+        show = ascii if lookalikes and not unicodedata.is_normalized("NFC", value) else repr
+        unit = "characters"
+    else:
+        value, show, unit = repr(value), str, "characters"
+    quotes = len(show(value[:0]))
+    kept = width = 0
+    while kept < len(value) and width + len(show(value[kept:kept + 1])) - quotes <= limit:
+        width += len(show(value[kept:kept + 1])) - quotes
+        kept += 1
+    shown = show(value[:kept]).removeprefix("b")
+    more = len(value) - kept
+    return shown + (f"…({more:,} more {unit})" if more else "")
+
+
+def quoted_path(path: str) -> str:
+    """A path (or a run named by one) as messages quote it: longer than an id, and as written
+    (macOS writes file names decomposed, NFD: escaping them would only hide the name)."""
+    return quoted(path, PATH_LIMIT, lookalikes=False)

@@ -27,8 +27,8 @@ from duckrank._library import (
 )
 from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
-from duckrank.errors import DuckrankError, InputError, OptionError
-from duckrank.inputs import Source, fresh_name, read_items, read_table
+from duckrank.errors import DuckrankError, InputError, OptionError, quoted, quoted_path
+from duckrank.inputs import Source, fresh_name, read_items, read_table, stdin_problem
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.registry import (
     CONVENTIONS,
@@ -84,6 +84,7 @@ class Results:
     rows: list[tuple] | None = None
     # (run, qrels queries the run lacks, qrels queries): filled when compute(count_missing=True)
     missing: list[tuple[str, int, int]] = field(default_factory=list)
+    tags: list[str | None] = field(default_factory=list)  # each run's TREC tag (None: not TREC text)
 
     def _by_sql(self, prefix: str = "") -> str:
         return "".join(f"{prefix}{quote_identifier(name)}, " for name in self.by)
@@ -227,8 +228,21 @@ def _run_checks(con: duckdb.DuckDBPyConnection, sql: str) -> list[str | None]:
 
 
 def _path_of(source: Source) -> str:
-    """The user's name for an input: the path or table name inside its label (run 'x.parquet')."""
-    return source.label.split(" ", 1)[1].strip("'") if "'" in source.label else source.label
+    """The user's name for an input: its path or table name as given, else its label (run (DataFrame))."""
+    return source.given if source.given is not None else source.label
+
+
+def tagged_names(names: list[str], tags: list[str | None]) -> list[str] | None:
+    """The runs named as trec_eval names a TREC run, by its tag (its last line's), the others as in
+    `names`; None when no run has a tag or two runs would share a name. The names people read
+    (eval's tables, the report), not the run column of machine output, which keeps `names`."""
+    tagged = [tag or name for tag, name in zip(tags, names)]
+    return tagged if any(tags) and len(set(tagged)) == len(tagged) else None
+
+
+def _tags(plan: Plan, runs: list[Source]) -> list[str | None]:
+    """Each of the plan's runs' TREC tag: none when one input was split into runs by its run_id."""
+    return [source.name for source in runs] if len(runs) == len(plan.runs) else [None] * len(plan.runs)
 
 
 def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, names: list[str] | None,
@@ -239,8 +253,6 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
     tags (as trec_eval reads it): a lone one is named by the tag of its last line (trec_eval's runid)."""
     if names is not None and len(names) != len(runs):
         raise OptionError(f"run_names has {len(names)} names for {len(runs)} runs")
-    if sum(source.stdin for source in [qrels, *runs]) > 1:
-        raise OptionError("standard input ('-') can be only one of the inputs; give the others as files")
     segments = "".join(f", {quote_identifier(name)} AS by_{i}" for i, name in enumerate(by))
     if len(runs) == 1:
         source = runs[0]
@@ -259,7 +271,7 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
             for name, source in zip(run_names, runs))
     if len(set(run_names)) != len(run_names):
         repeated = next(name for name in run_names if run_names.count(name) > 1)
-        raise InputError(f"two runs share the name {repeated!r}; give each run its own name (run_names=)")
+        raise InputError(f"two runs share the name {quoted_path(repeated)}; give each run its own name (run_names=)")
     plan = Plan(runs[0].view, qrels.view, run_names, list(by))
     if not plan.keyed:
         return plan
@@ -513,8 +525,8 @@ def _check_one_segment(con: duckdb.DuckDBPyConnection, attributes: Source, by: l
                         f"HAVING count(DISTINCT {values}) > 1 LIMIT 1").fetchall()
     if found:
         query_id, both = found[0]
-        shown = " and ".join(repr(value[0] if len(value) == 1 else tuple(value)) for value in both[:2])
-        raise InputError(f"{attributes.label} gives query_id {query_id!r} two segments ({shown} of "
+        shown = " and ".join(quoted(value[0] if len(value) == 1 else tuple(value)) for value in both[:2])
+        raise InputError(f"{attributes.label} gives query_id {quoted(query_id)} two segments ({shown} of "
                          f"{', '.join(by)}); give each query one row")
 
 
@@ -549,7 +561,8 @@ def _split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tu
     segments = "".join(f", {quote_identifier(name)}" for name in by)
     con.execute(f"CREATE TEMP VIEW {run_view} AS SELECT query_id, doc_id, score{segments} FROM {log.view}").fetchall()
     con.execute(f"CREATE TEMP VIEW {qrels_view} AS SELECT query_id, doc_id, label AS relevance FROM {log.view}").fetchall()
-    return Source(run_view, log.label, log.columns), Source(qrels_view, log.label, log.columns)
+    return (Source(run_view, log.label, log.columns, given=log.given),
+            Source(qrels_view, log.label, log.columns, given=log.given))
 
 
 def _check_id_types(qrels: Source, runs: list[Source]) -> None:
@@ -571,7 +584,7 @@ def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
 def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source) -> InputError:
     def sample(view: str) -> str:
         ids = con.sql(f"SELECT DISTINCT query_id FROM {quote_identifier(view)} ORDER BY 1 LIMIT 3").fetchall()
-        return ", ".join(repr(row[0]) for row in ids)
+        return ", ".join(quoted(row[0]) for row in ids)
     for run in runs:
         if _count(con, run.view) == 0:
             return InputError(f"{run.label} is empty: there is nothing to evaluate")
@@ -583,7 +596,25 @@ def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels
         return InputError(f"{runs[0].label} and {qrels.label} share {common} queries, but none has a relevant doc, and "
                           f"empty := 'skip' leaves such queries out; use empty := 'zero' or empty := 'nan' to score them")
     return InputError(f"no query_id in common between {runs[0].label} (e.g. {sample(runs[0].view)}) and "
-                      f"{qrels.label} (e.g. {sample(qrels.view)}); check that both describe the same queries")
+                      f"{qrels.label} (e.g. {sample(qrels.view)}); "
+                      + (_normalization_hint(con, runs[0], qrels) or "check that both describe the same queries"))
+
+
+def _normalization_hint(con: duckdb.DuckDBPyConnection, run: Source, qrels: Source) -> str | None:
+    """What to do when text ids differ only in their Unicode normalization ('é' as U+00E9 in one
+    file, as e + U+0301 in the other), which no message can show unescaped; None otherwise."""
+    if not all(source.columns["query_id"].upper().startswith("VARCHAR") for source in (run, qrels)):
+        return None
+    found = con.sql(f"SELECT r.query_id, q.query_id "
+                    f"FROM (SELECT DISTINCT query_id FROM {quote_identifier(run.view)}) r "
+                    f"JOIN (SELECT DISTINCT query_id FROM {quote_identifier(qrels.view)}) q "
+                    f"ON nfc_normalize(r.query_id) = nfc_normalize(q.query_id) LIMIT 1").fetchall()
+    if not found:
+        return None
+    in_run, in_qrels = found[0]
+    return (f"their ids differ only in Unicode normalization: the run's {quoted(in_run)} is the qrels' "
+            f"{quoted(in_qrels)} composed another way; normalize both files' ids to NFC, e.g. with "
+            f"unicodedata.normalize('NFC', id)")
 
 
 # Memory the list pipeline of duckrank.ranked holds per run row (W10M peaks at about 0.9 GiB for
@@ -706,6 +737,12 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     given.update({name: value for name, value in (("sampled", sampled), ("correction", correction))
                   if value is not None})
     segment_table, segments = segments, [by] if isinstance(by, str) else list(by or [])
+    run_list = runs if isinstance(runs, (list, tuple)) else [runs]
+    stdin_twice = stdin_problem([("qrels", qrels), *((f"runs[{i}]", run) for i, run in enumerate(run_list)),
+                                 ("log", log), ("exclude", exclude), ("segments", segment_table), ("train", train),
+                                 ("items", items)])
+    if stdin_twice:
+        raise OptionError(stdin_twice)
     if segment_table is not None and not segments:
         raise OptionError("segments= is a table of query attributes: name the columns to score by with by=")
     if con is not None:
@@ -736,7 +773,6 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     else:
         if qrels is None or runs is None:
             raise OptionError("pass qrels and at least one run (or a single log=)")
-        run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
         if not run_list:
             raise OptionError("pass at least one run")
         qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns, literal=literal)
@@ -777,7 +813,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             if not any(m.spelling in scored for m in ranking) and any(m.metric.per_query for m in ranking):
                 raise _no_common_queries(con, run_sources, qrels_source)
             missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-            return Results(con, plan.runs, parsed, None, segments, rows, missing)
+            return Results(con, plan.runs, parsed, None, segments, rows, missing, _tags(plan, run_sources))
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
         measures_sql = ", ".join(f"({i}, {sql_text(m.spelling)}, {sql_literal(m.metric.per_query)})"
                                  for i, m in enumerate(parsed))
@@ -793,7 +829,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
         raise _no_common_queries(con, run_sources, qrels_source)
     missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-    return Results(con, plan.runs, parsed, table, segments, missing=missing)
+    return Results(con, plan.runs, parsed, table, segments, missing=missing, tags=_tags(plan, run_sources))
 
 
 @interruptible

@@ -26,7 +26,7 @@ import duckdb
 
 from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
-from duckrank.errors import InputError, OptionError
+from duckrank.errors import InputError, OptionError, quoted, quoted_path
 
 FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec_run", "trec_qrels")
 STANDARD_COLUMNS = {
@@ -63,8 +63,8 @@ class Source:
     columns: dict[str, str]  # standard column -> DuckDB type
     has_run_id: bool = False  # a run_id column that names several runs (never a TREC text file's tags)
     name: str | None = None  # a TREC text run's name: the tag of its last line, as trec_eval's runid
-    stdin: bool = False  # read from standard input ('-')
     inner_view: str | None = None  # a view of the input as given (a list run's rows), for messages
+    given: str | None = None  # the path (or '-') or table name as given; None for an object
 
 
 def detect_format(path: str | os.PathLike, kind: str = "run", *, shown: str | None = None) -> str:
@@ -85,7 +85,7 @@ def detect_format(path: str | os.PathLike, kind: str = "run", *, shown: str | No
         return "trec_qrels"
     expected = "run (query_id Q0 doc_id rank score run_id)" if kind == "run" else "qrels (query_id 0 doc_id relevance)"
     raise InputError(
-        f"cannot tell the format of {kind} file {shown or repr(text)}: its name has no known extension "
+        f"cannot tell the format of {kind} file {shown or quoted_path(text)}: its name has no known extension "
         f"(.parquet, .csv, .tsv, .jsonl, each optionally .gz or .zst) and its first line is not a TREC {expected}; "
         + (f"name the format with --{kind}-format / {kind}_format=" if kind in ("run", "qrels", "log")
            else "give the file one of those extensions"))
@@ -183,8 +183,25 @@ def _head(path: str, compression: str | None, kind: str = "run", shown: str | No
     except _READ_ERRORS as error:
         if compression is None:
             return b""
-        raise InputError(f"cannot decompress {kind} file {shown or repr(path)} as {compression}: {_first(error)}; "
+        raise InputError(f"cannot decompress {kind} file {shown or quoted_path(path)} as {compression}: "
+                         f"{_first(error)}; "
                          f"check the file") from None
+
+
+def is_stdin(source: Any) -> bool:
+    """Whether an input names standard input: the text '-' (Path('-') is a file named '-')."""
+    return isinstance(source, str) and not isinstance(source, Path) and source == "-"
+
+
+def stdin_problem(named: list[tuple[str, Any]]) -> str | None:
+    """What is wrong when more than one input is '-', or None: standard input can be read once.
+    `named` pairs each input with its name as the caller spells it (QRELS, RUN 1; qrels, runs[0]),
+    so that the message is found before any input is read, whatever the first one would say."""
+    given = [name for name, source in named if is_stdin(source)]
+    if len(given) < 2:
+        return None
+    return (f"{', '.join(given[:-1])} and {given[-1]} are {'both' if len(given) == 2 else 'all'} '-', but "
+            f"standard input can be read once; give all but one of them as files")
 
 
 # Standard input, read once into a temporary file: the readers take paths, and a second read of
@@ -463,22 +480,44 @@ def _last_tag(path: str) -> str | None:
 _CHUNK = 1 << 26  # the line reader's piece of text: 64 MiB, cut at a line end
 
 
-def _chunks(path: str, compression: str | None, kind: str, shown: str) -> Iterator[bytes]:
-    """The file's bytes, decompressed, in pieces that end at a line end (but maybe the last)."""
+def _chunks(path: str, compression: str | None, kind: str, shown: str) -> Iterator[tuple[int, bytes]]:
+    """The file's bytes, decompressed, in pieces that end at a line end (but maybe the last), each
+    with the number of its first line. A NUL byte is refused as it is read, and so is a line with no
+    end in _CHUNK bytes: no TREC line is that long, and a file of zero bytes or binary data would
+    otherwise be held whole in memory before its first line is looked at."""
+    line = 1
     try:
         with _open_bytes(path, compression) as stream:
             rest = b""
             while block := stream.read(_CHUNK):
                 block = rest + block
+                nul = block.find(b"\0", len(rest))
+                if nul >= 0:
+                    at = line + block.count(b"\n", 0, nul)
+                    raise InputError(
+                        f"{kind} file {shown}, line {at} is not TREC text: it holds a "
+                        f"NUL byte ({quoted(_line_around(block, nul))}), where trec_eval stops reading the file, "
+                        f"silently dropping the rest; check that this is the {kind} file, or remove the NUL bytes")
                 cut = block.rfind(b"\n") + 1
                 rest = block[cut:]
                 if cut:
-                    yield block[:cut]
+                    yield line, block[:cut]
+                    line += block.count(b"\n", 0, cut)
+                if len(rest) > _CHUNK:
+                    raise InputError(
+                        f"{kind} file {shown}, line {line} is not TREC text: it runs past {_CHUNK:,} bytes with no "
+                        f"line end ({quoted(rest)}); check that this is the {kind} file")
             if rest:
-                yield rest
+                yield line, rest
     except _READ_ERRORS as error:
         how = f" as {compression}" if compression else ""
         raise InputError(f"cannot read {kind} file {shown}{how}: {_first(error)}; check the file") from None
+
+
+def _line_around(data: bytes, offset: int) -> bytes:
+    """The line of `data` that holds the byte at `offset`, for a message."""
+    end = data.find(b"\n", offset)
+    return data[data.rfind(b"\n", 0, offset) + 1:end if end >= 0 else len(data)]
 
 
 def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str,
@@ -494,15 +533,14 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
                 f"doc_id VARCHAR, duckrank_text VARCHAR{', run_id VARCHAR' if run else ''})").fetchall()
     try:
         for index, file in enumerate(files):
-            name = shown if shown is not None and len(files) == 1 else repr(file)
-            line, after_comment = 1, False
-            for number, chunk in enumerate(_chunks(file, _compression(file), kind, name)):
-                if number == 0 and chunk.startswith(_BOM):
+            name = shown if shown is not None and len(files) == 1 else quoted_path(file)
+            after_comment = False
+            for line, chunk in _chunks(file, _compression(file), kind, name):
+                if line == 1 and chunk.startswith(_BOM):
                     raise InputError(
                         f"{kind} file {name} starts with a UTF-8 byte-order mark, which trec_eval reads as part "
                         f"of the first query id ('\\ufeff' + the id); remove it (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//')")
-                rows, count, after_comment = _parse_chunk(chunk, fmt, kind, name, line, after_comment)
-                line += count
+                rows, after_comment = _parse_chunk(chunk, fmt, kind, name, line, after_comment)
                 if rows.num_rows:
                     view = fresh_name("trec_chunk")
                     con.register(view, rows)
@@ -524,7 +562,7 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
                           f"WHERE {number} IS NULL ORDER BY 1, 2 LIMIT 1").fetchall()
         if bad:
             index, line, text = bad[0]
-            name = shown if shown is not None and len(files) == 1 else repr(files[index])
+            name = shown if shown is not None and len(files) == 1 else quoted_path(files[index])
             raise InputError(_value_problem(fmt, kind, name, line, text))
         table = fresh_name("trec")
         con.execute(f"CREATE TEMP TABLE {table} AS SELECT s.query_id, s.doc_id, {number} AS {quote_identifier(value)}"
@@ -541,20 +579,15 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
 
 
 def _parse_chunk(chunk: bytes, fmt: str, kind: str, shown: str, first_line: int,
-                 after_comment: bool) -> tuple[Any, int, bool]:
+                 after_comment: bool) -> tuple[Any, bool]:
     """One piece of a TREC file as an Arrow table (duckrank_line, query_id, doc_id, duckrank_text
-    [, run_id]) of its judgment or result lines; the number of lines it holds; whether its last
-    line is a (qrels) comment."""
+    [, run_id]) of its judgment or result lines, and whether its last line is a (qrels) comment."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     def line_at(offset: int) -> int:
         return first_line + chunk.count(b"\n", 0, offset)
 
-    nul = chunk.find(b"\0")
-    if nul >= 0:
-        raise InputError(f"{kind} file {shown}, line {line_at(nul)}: the line holds a NUL byte, where trec_eval "
-                         f"stops reading the file (silently dropping the rest); remove it")
     offsets = pa.array([0, len(chunk)], pa.int64()).buffers()[1]
     text = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(chunk)])  # no copy
     try:
@@ -564,8 +597,9 @@ def _parse_chunk(chunk: bytes, fmt: str, kind: str, shown: str, first_line: int,
             chunk.decode("utf-8")
         except UnicodeDecodeError as error:
             raise InputError(
-                f"{kind} file {shown}, line {line_at(error.start)} is not UTF-8 text (byte 0x{chunk[error.start]:02x}); "
-                f"duckrank reads ids as UTF-8: convert the file, e.g. iconv -f latin1 -t utf-8") from None
+                f"{kind} file {shown}, line {line_at(error.start)} is not UTF-8 text (byte 0x{chunk[error.start]:02x} "
+                f"in {quoted(_line_around(chunk, error.start))}); duckrank reads ids as UTF-8: check that this is the "
+                f"{kind} file, or convert it, e.g. iconv -f latin1 -t utf-8") from None
         raise
     lines = pc.split_pattern(text, "\n").flatten()
     count = len(lines) - 1 if chunk.endswith(b"\n") else len(lines)  # a final '\n' ends a line, not starts one
@@ -590,7 +624,7 @@ def _parse_chunk(chunk: bytes, fmt: str, kind: str, shown: str, first_line: int,
         at = wrong[0].as_py()
         row = where[at].as_py()
         shown_line = lines[row].as_py().removesuffix("\r")
-        raise InputError(f"{kind} file {shown}, line {first_line + row}: {shown_line!r} has {counts[at].as_py()} "
+        raise InputError(f"{kind} file {shown}, line {first_line + row}: {quoted(shown_line)} has {counts[at].as_py()} "
                          f"fields, but a TREC {fmt.removeprefix('trec_')} line has {_SHAPES[fmt]} "
                          f"(trec_eval stops at it: 'Malformed line'); fix the line, or name the format with "
                          f"--{kind}-format")
@@ -599,7 +633,7 @@ def _parse_chunk(chunk: bytes, fmt: str, kind: str, shown: str, first_line: int,
                "duckrank_text": pc.list_element(fields, 4 if fmt == "trec_run" else 3)}
     if fmt == "trec_run":
         columns["run_id"] = pc.list_element(fields, 5)
-    return pa.table(columns), count, after_comment
+    return pa.table(columns), after_comment
 
 
 def _comment_problem(kind: str, shown: str, line: int) -> None:
@@ -643,12 +677,13 @@ def _shown_number(value: float) -> str:
 def _value_problem(fmt: str, kind: str, shown: str, line: int, text: str) -> str:
     where = f"{kind} file {shown}, line {line}"
     if fmt == "trec_run":
-        return (f"{where}: the score {text!r} is not a number as trec_eval reads it: C's atof would silently take "
+        return (f"{where}: the score {quoted(text)} is not a number as trec_eval reads it: C's atof would "
+                f"silently take "
                 f"{_shown_number(_c_atof(text))}; write the score as a number such as 12.5 or 1.25e1")
     if re.fullmatch(_GRADE, text):
-        return (f"{where}: the relevance {text!r} is too large (C's atol would silently take "
+        return (f"{where}: the relevance {quoted(text)} is too large (C's atol would silently take "
                 f"{_c_atol(text)}); write the grade as a small integer")
-    return (f"{where}: the relevance {text!r} is not an integer as trec_eval reads it: C's atol would silently "
+    return (f"{where}: the relevance {quoted(text)} is not an integer as trec_eval reads it: C's atol would silently "
             f"take {_c_atol(text)}; write the grade as an integer such as 0, 1 or 2")
 
 
@@ -665,6 +700,7 @@ class _Read:
     name: str | None = None
     trec: bool = False
     stdin: bool = False
+    given: str | None = None  # the path (or '-') or table name as given; None for an object
 
 
 def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str | None,
@@ -672,12 +708,13 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
     """A DuckDB relation over `source`, and its label for messages; `literal` as is_glob takes it."""
     if isinstance(source, (str, os.PathLike)):
         text = str(source)
-        stdin = text == "-" and not isinstance(source, Path)  # Path('-') is a file named '-'
+        stdin = is_stdin(source)
         if not stdin and not _exists(text, literal) and not isinstance(source, Path) and _is_table(con, text):
-            return _Read(con.sql(f"SELECT * FROM {quote_identifier(text)}"), f"{kind} table {text!r}")
-        label, shown = (f"{kind} '-'", "'-' (standard input)") if stdin else (f"{kind} {text!r}", repr(text))
+            return _Read(con.sql(f"SELECT * FROM {quote_identifier(text)}"), f"{kind} table {quoted(text)}", given=text)
+        shown = "'-' (standard input)" if stdin else quoted_path(text)
+        label = f"{kind} '-'" if stdin else f"{kind} {shown}"
         if fmt is not None and fmt not in FORMATS:
-            raise OptionError(f"--{kind}-format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+            raise OptionError(f"--{kind}-format must be one of {', '.join(FORMATS)}; got {quoted(fmt)}")
         if stdin:
             text = _stdin_path(kind)
         elif _is_pipe(text):
@@ -685,7 +722,7 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
         elif not _exists(text, literal):
             read_as = (" (read literally: no file has that very name; without --literal / literal=True a "
                        "glob is expanded)" if literal and _GLOB_CHARACTERS.search(text) else "")
-            raise InputError(f"{kind} file {text!r} not found (looked from {os.getcwd()}){read_as}; check the "
+            raise InputError(f"{kind} file {shown} not found (looked from {os.getcwd()}){read_as}; check the "
                              f"path, or give '-' to read standard input")
         if os.path.isfile(text) and os.path.getsize(text) == 0:
             raise InputError(f"{kind} file {shown} is empty: there is nothing to evaluate")
@@ -696,7 +733,7 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
         except duckdb.Error as error:
             raise InputError(f"cannot read {kind} file {shown} as {chosen}: {_first(error)}; "
                              f"check the file, or name its format with --{kind}-format") from None
-        return dataclasses.replace(read, label=label, stdin=stdin)
+        return dataclasses.replace(read, label=label, given=str(source), stdin=stdin)
     name = fresh_name("input")
     if isinstance(source, duckdb.DuckDBPyRelation):
         source = source.arrow()
@@ -732,7 +769,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                       if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade)), None)
     if bad_grade is not None:
         raise OptionError(f"label_map= must give each label a finite number as its grade; got "
-                          f"{bad_grade}={label_map[bad_grade]!r}")
+                          f"{bad_grade}={quoted(label_map[bad_grade])}")
     read = _relation(con, source, kind, fmt, literal)
     relation, label = read.relation, read.label
     columns = dict(columns or {})
@@ -744,13 +781,13 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     if kind == "run":
         relation, mapping, inner_view = _long_run(con, relation, label, mapping, score_named=bool(columns.get("score")))
     available = dict(zip(relation.columns, (str(t) for t in relation.types)))
-    missing = [f"{std!r}" + (f" (from {given!r})" if given != std else "")
+    missing = [quoted(std) + (f" (from {quoted(given)})" if given != std else "")
                for std, given in mapping.items() if given not in available]
     if missing:
         options = ", ".join(sorted({f"{COLUMN_OPTIONS[std]}=" for std, given in mapping.items()
                                     if given not in available}))
         raise InputError(f"{label} has no column {', '.join(missing)}; its columns are "
-                         f"{', '.join(repr(c) for c in available)}; name yours with {options}")
+                         f"{', '.join(quoted(c) for c in available)}; name yours with {options}")
     selected = []
     for std, given in mapping.items():
         column_type = available[given]
@@ -762,7 +799,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                 if not relation.limit(1).fetchall():  # a header-only text file reads as VARCHAR columns
                     raise InputError(f"{label} is empty: there is nothing to evaluate")
                 hint = " or map event types to grades with label_map=" if std == "label" else ""
-                raise InputError(f"{label}: column {given!r} holds {column_type}, but {std} must be numeric; "
+                raise InputError(f"{label}: column {quoted(given)} holds {column_type}, but {std} must be numeric; "
                                  f"cast it{hint}")
             expression = f"CAST({expression} AS DOUBLE)"
             if std == "score" and given == "rank" and not columns.get("score"):  # rank 1 is the best
@@ -773,10 +810,10 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     for name in extra or []:
         if name not in available:
             what = "to segment by" if kind != "segments" else "for --by"
-            raise InputError(f"{label} has no column {name!r} {what}; its columns are "
-                             f"{', '.join(repr(c) for c in available)}")
+            raise InputError(f"{label} has no column {quoted(name)} {what}; its columns are "
+                             f"{', '.join(quoted(c) for c in available)}")
         if name in mapping.values() or (kind != "segments" and name in STANDARD_COLUMNS["log"]):
-            raise OptionError(f"cannot segment by {name!r}: it is one of the ranking's own columns")
+            raise OptionError(f"cannot segment by {quoted(name)}: it is one of the ranking's own columns")
         selected.append(quote_identifier(name))
     keep_run_id = kind == "run" and "run_id" in available and "run_id" not in mapping.values()
     if keep_run_id and "run_id" not in (extra or []):
@@ -789,7 +826,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     # A TREC text file is one run, as trec_eval reads it: its tags are kept (duckrank convert writes
     # them back) but do not split it; its name is its last line's tag.
     return Source(view, label, types, keep_run_id and not read.trec, read.name if kind == "run" else None,
-                  read.stdin, inner_view)
+                  inner_view, read.given)
 
 
 def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,
@@ -811,7 +848,8 @@ def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation,
     elif doc not in types and len(lists) == 1:
         list_col = lists[0]
     elif doc not in types and len(lists) > 1:
-        raise InputError(f"{label} has no column {doc!r} and several list columns ({', '.join(map(repr, lists))}); "
+        raise InputError(f"{label} has no column {quoted(doc)} and several list columns "
+                         f"({', '.join(map(quoted, lists))}); "
                          f"a run as lists holds its ranking in one: keep one, or name it with doc_col=")
     else:
         if score not in types and not score_named and "rank" in types:
@@ -819,25 +857,28 @@ def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation,
         return relation, mapping, None
     query = mapping["query_id"]
     if query not in types:
-        raise InputError(f"{label} has no column {query!r} (from query_col=) beside its list column "
-                         f"{list_col!r}; its columns are {', '.join(map(repr, types))}; name yours with query_col=")
+        raise InputError(f"{label} has no column {quoted(query)} (from query_col=) beside its list column "
+                         f"{quoted(list_col)}; its columns are {', '.join(map(quoted, types))}; name yours with "
+                         f"query_col=")
     entry = types[list_col].child
     doc_field, score_field = "duckrank_entry", None
     if entry.id == "struct":
         fields = [name for name, _ in entry.children]
         if doc not in fields:
-            raise InputError(f"{label}: the entries of list column {list_col!r} are structs with fields "
-                             f"{', '.join(map(repr, fields))} but no doc id field {doc!r}; name it with doc_col=")
+            raise InputError(f"{label}: the entries of list column {quoted(list_col)} are structs with fields "
+                             f"{', '.join(map(quoted, fields))} but no doc id field {quoted(doc)}; name it with "
+                             f"doc_col=")
         if score_named and score not in fields:
-            raise InputError(f"{label}: the entries of list column {list_col!r} have no score field {score!r} "
-                             f"(their fields are {', '.join(map(repr, fields))}); name it with score_col=, or "
+            raise InputError(f"{label}: the entries of list column {quoted(list_col)} have no score field "
+                             f"{quoted(score)} "
+                             f"(their fields are {', '.join(map(quoted, fields))}); name it with score_col=, or "
                              f"leave score_col out to rank by list order")
         doc_field, score_field = doc, score if score in fields else None
         if score_field is not None and not str(dict(entry.children)[score_field]).upper().startswith(_NUMERIC):
-            raise InputError(f"{label}: field {score_field!r} of the entries of {list_col!r} holds "
+            raise InputError(f"{label}: field {quoted(score_field)} of the entries of {quoted(list_col)} holds "
                              f"{dict(entry.children)[score_field]}, but a score must be numeric; cast it")
     elif entry.id in ("list", "map", "union", "array"):
-        raise InputError(f"{label}: list column {list_col!r} holds {types[list_col]}; a run as lists holds doc "
+        raise InputError(f"{label}: list column {quoted(list_col)} holds {types[list_col]}; a run as lists holds doc "
                          f"ids (LIST<VARCHAR> or LIST<INTEGER>) or structs with a doc id field")
     _ensure_input_macros(con)
     inner = fresh_name("lists")
@@ -869,31 +910,32 @@ def _label_expression(relation: duckdb.DuckDBPyRelation, label: str, available: 
     A map key that matches no column or no value is an error: it would silently score nothing."""
     for name in labels:
         if name not in available:
-            raise InputError(f"{label} has no label column {name!r}; its columns are "
-                             f"{', '.join(repr(c) for c in available)}")
+            raise InputError(f"{label} has no label column {quoted(name)}; its columns are "
+                             f"{', '.join(quoted(c) for c in available)}")
     if len(labels) > 1 or set(label_map) <= set(labels):
         if not label_map:
             raise OptionError(f"label= names {len(labels)} event columns ({', '.join(labels)}): give each its grade "
                               f"with label_map=, e.g. {labels[0]}=3,{labels[1]}=1")
         unknown = [str(key) for key in label_map if key not in labels]
         if unknown:
-            raise OptionError(f"label_map= key {', '.join(map(repr, unknown))} is not one of the event columns "
+            raise OptionError(f"label_map= key {', '.join(map(quoted, unknown))} is not one of the event columns "
                               f"given with label= ({', '.join(labels)}); with several label columns the map's keys "
                               f"are their names")
         ungraded = [name for name in labels if name not in label_map]
         if ungraded:
-            raise OptionError(f"label_map= gives no grade to event column {', '.join(map(repr, ungraded))}; "
+            raise OptionError(f"label_map= gives no grade to event column {', '.join(map(quoted, ungraded))}; "
                               f"add e.g. {ungraded[0]}=1")
         cases = []
         for name in labels:
             column = quote_identifier(name)
             if not available[name].upper().startswith(_NUMERIC):
-                raise InputError(f"{label}: event column {name!r} holds {available[name]}, but an event column "
+                raise InputError(f"{label}: event column {quoted(name)} holds {available[name]}, but an event column "
                                  f"must be BOOLEAN or 0/1; cast it, or grade its values with one label= and label_map=")
             if available[name].upper() != "BOOLEAN":
                 bad = relation.filter(f"{column} IS NOT NULL AND {column} NOT IN (0, 1)").limit(1).fetchall()
                 if bad:
-                    raise InputError(f"{label}: event column {name!r} holds {bad[0][relation.columns.index(name)]!r}, "
+                    raise InputError(f"{label}: event column {quoted(name)} holds "
+                                     f"{quoted(bad[0][relation.columns.index(name)])}, "
                                      f"but an event column must be BOOLEAN or 0/1; grade its values with one "
                                      f"label= and label_map= instead")
             cases.append(f"CASE WHEN CAST({column} AS BOOLEAN) THEN {float(label_map[name])!r} END")
@@ -904,9 +946,10 @@ def _label_expression(relation: duckdb.DuckDBPyRelation, label: str, available: 
     values = {value for value in found if value is not None}
     unmatched = [str(key) for key in label_map if str(key) not in values]
     if unmatched:
-        shown = ", ".join(sorted(values)[:10]) + (", ..." if len(values) > 10 else "")
-        raise InputError(f"{label}: label_map= key {', '.join(map(repr, unmatched))} matches no value of label column "
-                         f"{name!r} (its values: {shown or 'none'}); fix the key, or, for event columns, give "
+        shown = ", ".join(map(quoted, sorted(values)[:10])) + (", ..." if len(values) > 10 else "")
+        raise InputError(f"{label}: label_map= key {', '.join(map(quoted, unmatched))} matches no value of "
+                         f"label column "
+                         f"{quoted(name)} (its values: {shown or 'none'}); fix the key, or, for event columns, give "
                          f"label= each column and key the map by their names")
     cases = " ".join(f"WHEN {sql_text(str(value))} THEN {float(grade)!r}" for value, grade in label_map.items())
     return f"CASE CAST({column} AS VARCHAR) {cases} ELSE 0.0 END"
@@ -922,7 +965,7 @@ def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | No
     available = dict(zip(relation.columns, (str(t) for t in relation.types)))
     doc = doc_col or "doc_id"
     if doc not in available:
-        raise InputError(f"{label} has no column {doc!r}; its columns are {', '.join(map(repr, available))}; "
+        raise InputError(f"{label} has no column {quoted(doc)}; its columns are {', '.join(map(quoted, available))}; "
                          f"name yours with doc_col=")
     features = {name: kind for name, kind in available.items() if name != doc}
     vectors = [name for name, kind in features.items() if kind.upper().endswith("]")]
@@ -931,8 +974,9 @@ def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | No
     else:
         bad = [name for name, kind in features.items() if not kind.upper().startswith(_NUMERIC)]
         if not features or bad:
-            shown = f"column {bad[0]!r} holds {features[bad[0]]}" if bad else "it has no feature column"
-            raise InputError(f"{label}: {shown}; items hold {doc!r} and numeric feature columns, or one embedding "
+            shown = f"column {quoted(bad[0])} holds {features[bad[0]]}" if bad else "it has no feature column"
+            raise InputError(f"{label}: {shown}; items hold {quoted(doc)} and numeric feature columns, or one "
+                             f"embedding "
                              f"column (a list of numbers)")
         expression = "[" + ", ".join(f"CAST({quote_identifier(name)} AS DOUBLE)" for name in features) + "]"
     doc_type = available[doc]
@@ -944,7 +988,7 @@ def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | No
                       f"OR list_contains(list_transform(features, lambda v: v IS NULL OR NOT isfinite(v)), true) "
                       f"OR len(features) <> (SELECT max(len(features)) FROM {quote_identifier(view)}) LIMIT 1").fetchall()
     if bad_row:
-        raise InputError(f"{label}: the features of doc_id {bad_row[0][0]!r} are missing, not finite, or not as "
+        raise InputError(f"{label}: the features of doc_id {quoted(bad_row[0][0])} are missing, not finite, or not as "
                          f"long as the others; every item needs a complete feature vector of one length")
     return Source(view, label, {"doc_id": "VARCHAR" if doc_type.upper().startswith("ENUM") else doc_type})
 
@@ -964,14 +1008,15 @@ def _check_trec_writable(con: duckdb.DuckDBPyConnection, relation: str, kind: st
         return
     query_id, doc_id, relevance = row[0]
     if query_id in (None, "") or doc_id in (None, ""):  # the line would lose a field
-        raise InputError(f"cannot write TREC text: query_id {query_id!r}, doc_id {doc_id!r} is empty, which TREC "
+        raise InputError(f"cannot write TREC text: query_id {quoted(query_id)}, doc_id {quoted(doc_id)} is "
+                         f"empty, which TREC "
                          "text cannot hold (the line would lose a field); fill in the id or write Parquet, CSV "
                          "or JSONL")
     if any(ch in str(value) for value in (query_id, doc_id) for ch in " \t\n\r\v\f"):
-        raise InputError(f"cannot write TREC text: query_id {query_id!r}, doc_id {doc_id!r} holds "
+        raise InputError(f"cannot write TREC text: query_id {quoted(query_id)}, doc_id {quoted(doc_id)} holds "
                          "whitespace, which TREC text reads as a field separator; write Parquet, CSV or JSONL")
-    raise InputError(f"cannot write TREC qrels: query_id {query_id!r}, doc_id {doc_id!r} has relevance "
-                     f"{relevance!r}, and trec_eval reads grades as integers (it would read "
+    raise InputError(f"cannot write TREC qrels: query_id {quoted(query_id)}, doc_id {quoted(doc_id)} has relevance "
+                     f"{quoted(relevance)}, and trec_eval reads grades as integers (it would read "
                      f"{int(relevance) if relevance is not None and relevance == relevance else 'nothing'}); "
                      "round the grades or write Parquet, CSV or JSONL")
 
@@ -1003,4 +1048,4 @@ def write_table(con: duckdb.DuckDBPyConnection, view: str, path: str, fmt: str) 
             f"THEN CAST(CAST(relevance AS BIGINT) AS VARCHAR) ELSE CAST(relevance AS VARCHAR) END) FROM {relation} "
             f"ORDER BY query_id, doc_id) TO {target} (FORMAT csv, HEADER false, QUOTE '', DELIMITER '\x01')").fetchall()
     else:
-        raise OptionError(f"output format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+        raise OptionError(f"output format must be one of {', '.join(FORMATS)}; got {quoted(fmt)}")

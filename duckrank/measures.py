@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from duckrank._pairs import parse_pairs
 from duckrank._sql import literal
 from duckrank.errors import MeasureError, OptionError
 from duckrank.registry import (ALL_TREC, CONVENTIONS, METRICS, OFFICIAL, OPTIONS, RANKED_OPTIONS, TREC_ORDER, Metric,
@@ -222,28 +223,29 @@ def _parse_trec(spelling: str) -> Measure | None:
     return _build(spelling, metric, spelled.fixed, given, printed_name)
 
 
-def _gain_map(text: str, spelling: str) -> dict[float, float]:
-    gains = {}
-    for pair in text.split(","):
-        grade, sep, gain = pair.partition("=")
-        if not sep:
-            raise MeasureError(f"measure {spelling!r}: gains are written grade=gain, e.g. ndcg.1=3,2=9")
-        gains[float(_number(grade, spelling))] = float(_number(gain, spelling))
-    return gains
-
-
 GAIN_MAP_EXAMPLE = "nDCG(gain_map={1:3,2:9})@10 (trec_eval: ndcg.1=3,2=9)"
+_BRACED = f"a gain map is written {{grade:gain,...}} in braces, e.g. {GAIN_MAP_EXAMPLE}"
+
+
+def _gain_map(text: str, spelling: str, form: str = "grade=gain",
+              how: str = "gains are written grade=gain, e.g. ndcg.1=3,2=9") -> dict[float, float]:
+    """A gain map as trec_eval writes it (ndcg.1=3,2=9) or, in form grade:gain, inside a measure
+    string's braces (_braced_gain_map): each grade once."""
+    try:
+        gains = parse_pairs(text, form, lambda grade: float(_number(grade, spelling)))
+    except MeasureError:
+        raise  # a grade that is not a number, as _number says it
+    except ValueError as error:
+        raise MeasureError(f"measure {spelling!r}: the gain map {error}; {how}") from None
+    return {grade: float(_number(gain, spelling)) for grade, gain in gains.items()}
 
 
 def _braced_gain_map(text: str, spelling: str) -> dict[float, float]:
     """A gain map in a measure string's options: {grade:gain,...}."""
     text = text.strip()
-    pairs = text[1:-1].split(",") if text.startswith("{") and text.endswith("}") else []
-    if not pairs or not all(":" in pair for pair in pairs):
-        raise MeasureError(f"measure {spelling!r}: a gain map is written {{grade:gain,...}} in braces, e.g. "
-                           f"{GAIN_MAP_EXAMPLE}; got {text!r}")
-    return {float(_number(grade, spelling)): float(_number(gain, spelling))
-            for grade, _, gain in (pair.partition(":") for pair in pairs)}
+    if not (text.startswith("{") and text.endswith("}")):
+        raise MeasureError(f"measure {spelling!r}: {_BRACED}; got {text!r}")
+    return _gain_map(text[1:-1], spelling, "grade:gain", _BRACED)
 
 
 def _parse_duck(spelling: str) -> Measure | None:

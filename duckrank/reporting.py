@@ -30,7 +30,7 @@ from duckrank._sql import literal, quote_identifier
 from duckrank.comparison import DEFAULTS as COMPARE_DEFAULTS
 from duckrank.comparison import Comparison, _check_measures, compare, resolve_baseline
 from duckrank.errors import OptionError
-from duckrank.evaluation import Results, compute
+from duckrank.evaluation import Results, compute, tagged_names
 from duckrank.inputs import fresh_name, read_table
 from duckrank.measures import parse_measures
 from duckrank.registry import CONVENTIONS, RECALL_LEVELS
@@ -227,9 +227,7 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
         # runs are named by their TREC tags or shortest unique file stems: the figures' titles and the
         # tables stay short, and the data table gives each run's path once
         shorter = short_names(list(runs))
-        tagged = [tag or name for tag, name in zip(tags, shorter or runs)]
-        if tags and any(tags) and len(set(tagged)) == len(tagged):
-            shorter = tagged  # a TREC run is named by its tag, as trec_eval names it
+        shorter = tagged_names(shorter or list(runs), tags) or shorter
         if shorter is not None:
             if baseline is not None and not isinstance(baseline, int):
                 try:

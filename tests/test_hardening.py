@@ -333,7 +333,7 @@ def test_bad_values_get_a_clear_error_not_a_crash(inputs):
     duckdb.from_arrow(log).write_parquet(str(log_file))
     result = run("eval", "--log", log_file, "--label", "event", "--label-map", "click=nan", "-m", "auc")
     assert result.exit_code == 2
-    assert first_error(result).startswith("Error: --label-map must give each label a finite number")
+    assert first_error(result).startswith("Error: --label-map's grade for 'click' must be a finite number; got 'nan'")
 
 
 def test_categorical_ids_score_as_their_text(inputs):

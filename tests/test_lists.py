@@ -378,8 +378,8 @@ def test_event_columns_grade_a_row_by_its_highest_true_event():
 def test_label_maps_that_match_nothing_are_errors():
     log = _events_log(18)
     options = dict(query_col="user_id", doc_col="item_id", score_col="pred", measures=["map"])
-    with pytest.raises(InputError, match=r"key 'buy' matches no value of label column 'event' \(its values: click, "
-                                         r"purchase, view\)"):
+    with pytest.raises(InputError, match=r"key 'buy' matches no value of label column 'event' \(its values: 'click', "
+                                         r"'purchase', 'view'\)"):
         duckrank.evaluate(log=log, label="event", label_map={"purchase": 3, "buy": 2}, **options)
     with pytest.raises(OptionError, match=r"key 'bought' is not one of the event columns"):
         duckrank.evaluate(log=log, label=["clicked", "purchased"], label_map={"clicked": 1, "bought": 3}, **options)

@@ -21,6 +21,7 @@ import click
 
 from duckrank import _output as output
 from duckrank import registry
+from duckrank.errors import quoted
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 INPUT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
@@ -61,7 +62,7 @@ class Problems:
             return None
         if value.lower() in choices:
             return value.lower()
-        self.add(f"{option} must be one of {', '.join(choices)}; got {value!r}")
+        self.add(f"{option} must be one of {', '.join(choices)}; got {quoted(value)}")
         return None
 
     def integer(self, option: str, value: str | None, minimum: int | None = 1,
@@ -75,7 +76,7 @@ class Problems:
         if number is None or (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
             bound = (f" from {minimum} to {maximum}" if maximum is not None else
                      f" >= {minimum}" if minimum is not None else "")
-            self.add(f"{option} must be a whole number{bound}; got {value!r}")
+            self.add(f"{option} must be a whole number{bound}; got {quoted(value)}")
             return None
         return number
 
@@ -84,7 +85,7 @@ class Problems:
             return None
         number = _float_or_nan(value)
         if not 0 < number < 1:
-            self.add(f"{option} must be a number strictly between 0 and 1; got {value!r}")
+            self.add(f"{option} must be a number strictly between 0 and 1; got {quoted(value)}")
             return None
         return number
 
@@ -93,7 +94,7 @@ class Problems:
             return None
         number = _float_or_nan(value)
         if not math.isfinite(number):
-            self.add(f"{option} must be a finite number; got {value!r}")
+            self.add(f"{option} must be a finite number; got {quoted(value)}")
             return None
         return int(number) if number.is_integer() else number
 
@@ -455,6 +456,19 @@ def check_output(problems: Problems, fmt: str, path: str | None, inputs: list[st
         problems.add(f"-o {path}: folder {folder} does not exist; create it first")
     elif os.path.isdir(path):
         problems.add(f"-o {path} is a folder; give a file name")
+
+
+def check_standard_input(problems: Problems, qrels: str | None, runs: Sequence[str],
+                         options: dict[str, str | None] | None = None) -> None:
+    """At most one input can be '-' (standard input, read once): said before any input is read,
+    naming the arguments as given (QRELS, RUN 1, --exclude)."""
+    from duckrank.inputs import stdin_problem
+
+    named = [("QRELS", qrels), *((f"RUN {i}" if len(runs) > 1 else "RUN", run) for i, run in enumerate(runs, 1)),
+             *(options or {}).items()]
+    problem = stdin_problem(named)
+    if problem:
+        problems.add(problem)
 
 
 def check_engine(problems: Problems, threads: str | None, memory_limit: str | None,

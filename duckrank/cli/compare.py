@@ -25,6 +25,7 @@ from duckrank.cli.common import (
     binary_target,
     check_engine,
     check_output,
+    check_standard_input,
     clean_message,
     column_options,
     convention_options,
@@ -113,6 +114,7 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
     spellings = read_measures(problems, measures)
     fmt = pick_format(problems, fmt, output_path, FORMATS)
     check_output(problems, fmt, output_path, [qrels, *runs], literal)
+    check_standard_input(problems, qrels, runs)
     problems.raise_if_any()
 
     from duckrank._library import connect

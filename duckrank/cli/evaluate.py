@@ -23,6 +23,7 @@ from duckrank.cli.common import (
     binary_target,
     check_engine,
     check_output,
+    check_standard_input,
     clean_message,
     column_options,
     convention_options,
@@ -34,6 +35,7 @@ from duckrank.cli.common import (
     progress_enabled,
     read_conventions,
 )
+from duckrank.errors import quoted, quoted_path
 
 
 @click.command("eval", context_settings=CONTEXT_SETTINGS)
@@ -169,6 +171,8 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     if segments and fmt == "trec":
         problems.add("--format trec has no column for --by segments; use table, tsv, csv, json, jsonl or parquet")
     inputs = [*([log] if log is not None else [qrels, *runs]), exclude, segment_table, train, items]
+    check_standard_input(problems, qrels, runs, {"--log": log, "--exclude": exclude, "--segments": segment_table,
+                                                 "--train": train, "--items": items})
     check_output(problems, fmt, output_path, [source for source in inputs if source], literal)
     engine = check_engine(problems, threads, memory_limit, temp_dir)
     if engine_name == "spark" and (sampled is not None or correction is not None):
@@ -238,25 +242,23 @@ def _note_missing(missing: list[tuple[str, int, int]]) -> None:
     left out (never on stdout, which holds the results)."""
     for run, lacking, total in missing:
         if lacking:
-            click.echo(f"note: {lacking} of {total} qrels queries are not in run {run!r}; they are not scored "
+            click.echo(f"note: {lacking} of {total} qrels queries are not in run {quoted_path(run)}; they are "
+                       f"not scored "
                        f"(pass -c to score them 0)", err=True)
 
 
 def _parse_label_map(problems: Problems, text: str) -> dict[str, float] | None:
-    grades: dict[str, float] = {}
-    for pair in text.split(","):
-        value, sep, grade = pair.partition("=")
-        try:
-            if not sep or not value.strip():
-                raise ValueError
-            if value.strip() in grades:
-                problems.add(f"--label-map gives {value.strip()!r} twice; give each label one grade")
-                return None
-            grades[value.strip()] = float(grade)
-        except ValueError:
-            problems.add(f"--label-map must be VALUE=GRADE pairs such as purchase=3,click=1; got {text!r}")
-            return None
-    return grades
+    """--label-map VALUE=GRADE,...: each value once, each grade a finite number."""
+    from duckrank._pairs import parse_pairs
+
+    try:
+        grades = parse_pairs(text, "VALUE=GRADE")
+    except ValueError as error:
+        problems.add(f"--label-map {error}; give VALUE=GRADE pairs such as purchase=3,click=1, each value once")
+        return None
+    numbers = {value: problems.number(f"--label-map's grade for {quoted(value)}", grade)
+               for value, grade in grades.items()}
+    return numbers if None not in numbers.values() else None
 
 
 # The eval output: one row per (run, segment, query or 'all', measure), ordered as trec_eval prints it:
@@ -363,7 +365,10 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
             # runs the query again rather than keep the lines in memory
             lines = _Lines(lambda: _human_lines(shown_rows(), several, segments, per_query, integer_metrics,
                                                 run_names))
-            value_columns = run_names if several else ["value"]
+            from duckrank.evaluation import tagged_names
+
+            # the runs as people call them: a TREC run by its tag, as the report names it
+            value_columns = (tagged_names(run_names, results.tags) or run_names) if several else ["value"]
             headers = [*segments, *(["query_id"] if per_query else []), "metric", *value_columns]
             align = ["l"] * (len(headers) - len(value_columns)) + ["r"] * len(value_columns)
             output.write_human(fmt, headers, lines, stream, align)

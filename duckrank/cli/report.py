@@ -27,6 +27,7 @@ from duckrank.cli.common import (
     Problems,
     check_engine,
     check_output,
+    check_standard_input,
     clean_message,
     column_options,
     convention_options,
@@ -103,6 +104,7 @@ def read_request(problems: Problems, request: dict[str, Any], inputs: list[str])
     run_fmt = problems.choice("--run-format", request["run_format"], INPUT_FORMATS)
     qrels_fmt = problems.choice("--qrels-format", request["qrels_format"], INPUT_FORMATS)
     engine = check_engine(problems, request["threads"], request["memory_limit"], request["temp_dir"])
+    check_standard_input(problems, inputs[0], inputs[1:])
 
     spellings = read_measures(problems, request["measures"])
     options = {key: value for key, value in {**settings, **conventions, **engine}.items() if value is not None}
