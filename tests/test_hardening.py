@@ -393,3 +393,41 @@ def test_compare_leaves_the_callers_settings_and_keeps_only_the_tables_it_reads(
     assert after_settings == settings and after_views == views
     assert sorted(set(after_tables) - set(tables)) == sorted([(comparison.table,), (comparison.per_query_table,)])
     con.close()
+
+
+def test_memory_limit_reads_the_same_after_any_number_of_calls(inputs):
+    # DuckDB shows a size truncated to a tenth: '2.7GiB' reads '2.6 GiB', and setting that text back
+    # read '2.5 GiB'. A call that leaves the setting alone must not touch it; one that changes it
+    # restores a value that reads the same, call after call.
+    con = duckdb.connect()
+    con.execute("SET memory_limit = '2.7GiB'")
+    shown = con.execute("SELECT current_setting('memory_limit')").fetchall()
+    qrels, run_path = str(inputs / "qrels.parquet"), str(inputs / "run.parquet")
+    for memory_limit in (None, "1GB", "1GB", None, "1GB"):
+        duckrank.evaluate(qrels, run_path, ["map"], con=con, memory_limit=memory_limit)
+        assert con.execute("SELECT current_setting('memory_limit')").fetchall() == shown
+    duckrank.compare(qrels, [run_path, str(inputs / "run_b.parquet")], ["map"], con=con, memory_limit="1GB",
+                     permutations=10, bootstrap=10)
+    assert con.execute("SELECT current_setting('memory_limit')").fetchall() == shown
+    con.close()
+
+
+def test_a_users_own_schema_duckrank_keeps_their_objects_and_gets_no_macros(inputs):
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA duckrank")
+    con.execute("CREATE TABLE duckrank.notes AS SELECT 1 AS x")
+    con.execute("CREATE VIEW duckrank.note_view AS SELECT x FROM duckrank.notes")
+    con.execute("CREATE MACRO duckrank.double_it(x) AS 2 * x")
+    before = catalog(con)
+    qrels, run_path = str(inputs / "qrels.parquet"), str(inputs / "run.parquet")
+    duckrank.evaluate(qrels, run_path, ["map", "ndcg@10"], con=con)
+    duckrank.evaluate(qrels, run_path, ["map"], con=con, per_query=True).fetchall()
+    duckrank.compare(qrels, [run_path, str(inputs / "run_b.parquet")], ["map"], con=con, permutations=10,
+                     bootstrap=10)
+    assert catalog(con)[:3] == before[:3]
+    assert con.execute("SELECT function_name FROM duckdb_functions() WHERE schema_name = 'duckrank'").fetchall() == [
+        ("double_it",)]
+    assert con.execute("SELECT view_name FROM duckdb_views() WHERE schema_name = 'duckrank'").fetchall() == [
+        ("note_view",)]
+    assert con.execute("SELECT duckrank.double_it(x) FROM duckrank.note_view").fetchall() == [(2,)]
+    con.close()
