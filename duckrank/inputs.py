@@ -673,8 +673,10 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
     if isinstance(source, (str, os.PathLike)):
         text = str(source)
         stdin = text == "-" and not isinstance(source, Path)  # Path('-') is a file named '-'
-        if not stdin and not _exists(text, literal) and not isinstance(source, Path) and _is_table(con, text):
-            return _Read(con.sql(f"SELECT * FROM {quote_identifier(text)}"), f"{kind} table {text!r}")
+        table = (None if stdin or _exists(text, literal) or isinstance(source, Path)
+                 else _table_reference(con, text))
+        if table is not None:
+            return _Read(con.sql(f"SELECT * FROM {table}"), f"{kind} table {text!r}")
         label, shown = (f"{kind} '-'", "'-' (standard input)") if stdin else (f"{kind} {text!r}", repr(text))
         if fmt is not None and fmt not in FORMATS:
             raise OptionError(f"--{kind}-format must be one of {', '.join(FORMATS)}; got {fmt!r}")
@@ -710,10 +712,28 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
     return _Read(con.sql(f"SELECT * FROM {quote_identifier(name)}"), f"{kind} ({type(source).__name__})")
 
 
-def _is_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    found = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? "
-                        "UNION ALL SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name, name]).fetchall()
-    return any(count for (count,) in found)
+def _table_reference(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    """The SQL reference to the table or view `name` names, or None: a table of that very name (a
+    dot may be part of it), else `name` read as schema.table (in the current database),
+    catalog.table (in its main schema) or catalog.schema.table. Looked up in the catalog, not by
+    binding a query: that would also find a Python variable of the name (a replacement scan)."""
+    parts = name.split(".")
+    found = con.execute(
+        "SELECT count(*) FROM (SELECT database_name, schema_name, table_name AS name FROM duckdb_tables() "
+        "                      UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views()) "
+        "WHERE name = $name "
+        "UNION ALL SELECT count(*) FROM (SELECT database_name, schema_name, table_name AS name FROM duckdb_tables() "
+        "                      UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views()) "
+        "WHERE CASE len($parts) "
+        "      WHEN 2 THEN name = $parts[2] AND ((schema_name = $parts[1] AND database_name = current_database()) "
+        "                                        OR (database_name = $parts[1] AND schema_name = 'main')) "
+        "      WHEN 3 THEN [database_name, schema_name, name] = $parts ELSE false END",
+        {"name": name, "parts": parts}).fetchall()
+    if found[0][0]:
+        return quote_identifier(name)
+    if found[1][0]:
+        return ".".join(quote_identifier(part) for part in parts)
+    return None
 
 
 def _first(error: Exception) -> str:

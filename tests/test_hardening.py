@@ -431,3 +431,22 @@ def test_a_users_own_schema_duckrank_keeps_their_objects_and_gets_no_macros(inpu
         ("note_view",)]
     assert con.execute("SELECT duckrank.double_it(x) FROM duckrank.note_view").fetchall() == [(2,)]
     con.close()
+
+
+def test_a_schema_or_catalog_qualified_table_is_read_as_that_table(inputs, tmp_path):
+    con = duckdb.connect()
+    run_path = str(inputs / "run.parquet")
+    con.execute("CREATE SCHEMA s")
+    con.execute(f"CREATE TABLE s.onlyhere AS SELECT * FROM read_parquet('{run_path}')")
+    con.execute(f"ATTACH '{tmp_path / 'other.duckdb'}' AS other")
+    con.execute(f"CREATE TABLE other.runs AS SELECT * FROM read_parquet('{run_path}')")
+    con.execute("CREATE SCHEMA other.s2")
+    con.execute(f"CREATE TABLE other.s2.run AS SELECT * FROM read_parquet('{run_path}')")
+    con.execute("CREATE TABLE \"dotted.name\" AS SELECT * FROM s.onlyhere")
+    qrels = str(inputs / "qrels.parquet")
+    expected = duckrank.evaluate(qrels, run_path, ["map"])
+    for table in ("s.onlyhere", "other.runs", "other.s2.run", "dotted.name"):
+        assert duckrank.evaluate(qrels, table, ["map"], con=con) == expected, table
+    with pytest.raises(duckrank.InputError, match="^run file 's.nothere' not found"):
+        duckrank.evaluate(qrels, "s.nothere", ["map"], con=con)
+    con.close()
