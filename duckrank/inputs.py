@@ -45,6 +45,9 @@ _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".parq": "parquet", ".csv"
              ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
             "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL", "BOOLEAN")
+# Score types whose every value a DOUBLE holds exactly: no need to look for scores that would tie.
+_HELD_BY_DOUBLE = ("TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER", "FLOAT", "DOUBLE", "REAL",
+                   "BOOLEAN")
 _names = itertools.count()
 
 
@@ -784,6 +787,8 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                 hint = " or map event types to grades with label_map=" if std == "label" else ""
                 raise InputError(f"{label}: column {given!r} holds {column_type}, but {std} must be numeric; "
                                  f"cast it{hint}")
+            if std == "score" and not column_type.upper().startswith(_HELD_BY_DOUBLE):
+                _check_scores_held(con, relation, label, quote_identifier(mapping["query_id"]), expression, given)
             expression = f"CAST({expression} AS DOUBLE)"
             if std == "score" and given == "rank" and not columns.get("score"):  # rank 1 is the best
                 expression = f"-{expression}"
@@ -810,6 +815,19 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     # them back) but do not split it; its name is its last line's tag.
     return Source(view, label, types, keep_run_id and not read.trec, read.name if kind == "run" else None,
                   read.stdin, inner_view)
+
+
+def _check_scores_held(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,
+                       query_id: str, score: str, column: str) -> None:
+    """Refuse integer or DECIMAL scores of one query that are the same DOUBLE (ranking would tie
+    them): duckrank.score_problems, the check every SQL table macro runs, over the scores as given."""
+    view = fresh_name("scores")
+    relation.project(f"{query_id} AS query_id, {score} AS score").create_view(view)
+    problem = con.execute(f"SELECT duckrank.score_problems({sql_text(view)}, column_name := {sql_text(column)})"
+                          ).fetchall()[0][0]
+    con.execute(f"DROP VIEW {view}").fetchall()
+    if problem:
+        raise InputError(problem.replace(f"run {sql_text(view)}", label, 1))
 
 
 def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,
