@@ -821,6 +821,7 @@ def _check_scores_held(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPy
                        query_id: str, score: str, column: str) -> None:
     """Refuse integer or DECIMAL scores of one query that are the same DOUBLE (ranking would tie
     them): duckrank.score_problems, the check every SQL table macro runs, over the scores as given."""
+    _ensure_input_macros(con)
     view = fresh_name("scores")
     relation.project(f"{query_id} AS query_id, {score} AS score").create_view(view)
     problem = con.execute(f"SELECT duckrank.score_problems({sql_text(view)}, column_name := {sql_text(column)})"
@@ -887,7 +888,8 @@ def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation,
 
 
 def _ensure_input_macros(con: duckdb.DuckDBPyConnection) -> None:
-    """The input macros (sql/15_inputs.sql) on a connection that has not the library (duckrank convert's)."""
+    """The input macros and checks (sql/10_checks.sql, 15_inputs.sql) on a connection that has not the
+    library (duckrank convert's)."""
     found = con.execute("SELECT count(*) FROM duckdb_functions() WHERE schema_name = 'duckrank' "
                         "AND function_name = 'run_from_lists'").fetchall()[0][0]
     if not found:
