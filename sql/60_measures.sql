@@ -41,8 +41,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'recall must be between 0 and 1; got ' || duckrank.show(recall) END,
         CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw', 'binary'), false)
              THEN 'gain must be one of linear, exp, raw, binary (or pass gain_map); got ' || duckrank.show(gain) END,
-        CASE WHEN NOT coalesce(gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), lambda v: isfinite(v))), true), false)
-             THEN 'gain_map must be a MAP of grade to finite gain; got ' || duckrank.show(gain_map) END,
+        CASE WHEN NOT coalesce(gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), lambda v: isfinite(v) AND abs(v) <= 1e300)), true), false)
+             THEN 'gain_map must be a MAP of grade to finite gain of at most 1e300 in size (a query''s DCG sums its gains: larger ones could overflow a double); got ' || duckrank.show(gain_map) END,
         CASE WHEN NOT coalesce(ideal IN ('qrels', 'run'), false)
              THEN 'ideal must be one of qrels, run; got ' || duckrank.show(ideal) END,
         CASE WHEN NOT coalesce(g_max IS NULL OR g_max > 0, false)

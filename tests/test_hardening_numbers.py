@@ -3,9 +3,11 @@ from the command line, Python and the SQL macro alike; never DuckDB's INT128 con
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
@@ -93,3 +95,54 @@ def test_integer_scores_a_double_holds_rank_as_given():
     assert duckrank.evaluate(con.table("qrels"), con.table("run"), ["P@1"]) == {"P@1": 1.0}
     assert duckrank.evaluate(con.table("qrels"), con.table("split"), ["P@1"]) == {"P@1": 1.0}
     assert con.sql("SELECT value FROM duckrank.precision('qrels', 'run', k := 1)").fetchall() == [(1.0,)]
+
+
+# ---------------------------------------------------------------------------------------------
+# gains whose sum over a query could overflow a double: refused, as the exp gain of a grade >= 1024 is
+
+
+def graded(grades: list[float]) -> tuple[pa.Table, pa.Table]:
+    docs = [f"d{i}" for i in range(len(grades))]
+    run = pa.table({"query_id": ["q"] * len(docs), "doc_id": docs, "score": [float(-i) for i in range(len(docs))]})
+    qrels = pa.table({"query_id": ["q"] * len(docs), "doc_id": docs, "relevance": [float(g) for g in grades]})
+    return qrels, run
+
+
+@pytest.mark.parametrize(("grades", "options", "message"), [
+    ([1.7e308, 1.8e307, 0], {}, "linear gain of grade 1.7e+308 is past 1e300"),
+    ([-1.7e308, 1], {"gain": "raw"}, "raw gain of grade -1.7e+308 is past 1e300"),
+    ([1000, 3], {"gain": "exp"}, "exp gain of grade 1000.0 is past 1e300"),
+])
+def test_gains_past_1e300_are_refused_not_summed_to_inf(grades, options, message):
+    qrels, run = graded(grades)
+    with pytest.raises(duckrank.InputError, match=rf"^{re.escape(message)}, the largest gain whose sum over a "
+                                                  r"query cannot overflow a double; rescale the grades"):
+        duckrank.evaluate(qrels, run, ["ndcg@10", "dcg"], **options)
+    con = duckrank.connect()
+    con.register("qrels_frame", qrels)
+    con.register("run_frame", run)
+    sql_options = "".join(f", {name} := '{value}'" for name, value in options.items())
+    with pytest.raises(duckdb.Error, match=re.escape(message)):
+        con.sql(f"SELECT * FROM duckrank.ndcg('qrels_frame', 'run_frame', k := 10{sql_options})").fetchall()
+
+
+def test_a_gain_map_past_1e300_is_refused_by_every_door(tmp_path):
+    qrels, run = graded([1, 3, 0])
+    refusal = r"gain_map must be a MAP of grade to finite gain of at most 1e300 in size"
+    with pytest.raises(duckrank.OptionError, match=rf"in measure 'ndcg\(gain_map=\{{1:1e308,3:1.5e308\}}\)@10': {refusal}"):
+        duckrank.evaluate(qrels, run, ["ndcg(gain_map={1:1e308,3:1.5e308})@10"])
+    with pytest.raises(duckrank.OptionError, match=refusal):
+        duckrank.evaluate(qrels, run, ["ndcg@10"], gain_map={1: 1e308, 3: 1.5e308})
+    qrels_file, run_file = tmp_path / "qrels.parquet", tmp_path / "run.parquet"
+    duckdb.from_arrow(qrels).write_parquet(str(qrels_file))
+    duckdb.from_arrow(run).write_parquet(str(run_file))
+    result = CliRunner().invoke(main, ["eval", str(qrels_file), str(run_file), "-m", "ndcg.1=1e308,3=1.5e308"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "gain_map must be a MAP of grade to finite gain of at most 1e300 in size" in result.stderr
+    con = duckrank.connect()
+    with pytest.raises(duckdb.Error, match=refusal):
+        con.sql(f"SELECT * FROM duckrank.ndcg('{qrels_file}', '{run_file}', k := 10, "
+                f"gain_map := MAP {{1: 1e308, 3: 1.5e308}})").fetchall()
+    # at the limit the sums stay finite: DCG = 1e300 / log2(2) + 1e299 / log2(3), the ideal order
+    assert duckrank.evaluate(*graded([3, 1, 0]), ["ndcg(gain_map={1:1e299,3:1e300})@10"]) == {
+        "ndcg(gain_map={1:1e299,3:1e300})@10": 1.0}
