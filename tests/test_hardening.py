@@ -450,3 +450,53 @@ def test_a_schema_or_catalog_qualified_table_is_read_as_that_table(inputs, tmp_p
     with pytest.raises(duckrank.InputError, match="^run file 's.nothere' not found"):
         duckrank.evaluate(qrels, "s.nothere", ["map"], con=con)
     con.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# installing the SQL library replaces an older one
+
+
+STALE = ("CREATE SCHEMA IF NOT EXISTS duckrank; CREATE MACRO duckrank.obsolete_measure(x) AS x; "
+         "COMMENT ON MACRO duckrank.obsolete_measure IS 'a measure an older library defined'")
+
+
+def library_functions(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    return con.execute("SELECT function_name, function_type, comment FROM duckdb_functions() "
+                       "WHERE schema_name = 'duckrank' ORDER BY ALL").fetchall()
+
+
+def test_duckrank_sql_installs_over_an_older_library_leaving_none_of_it(tmp_path):
+    script = run("sql").stdout
+    con = duckdb.connect(str(tmp_path / "my.duckdb"))
+    con.execute(script)
+    installed = library_functions(con)
+    con.execute(STALE)
+    con.execute(script)
+    assert library_functions(con) == installed
+    assert ("obsolete_measure",) not in [row[:1] for row in installed]
+    con.execute(script)  # and again: idempotent
+    assert library_functions(con) == installed
+    con.close()
+
+
+@pytest.mark.skipif(shutil.which("duckdb", path=f"{Path(sys.executable).parent}{os.pathsep}/work/venv/bin"
+                                                f"{os.pathsep}{os.environ.get('PATH', '')}") is None,
+                    reason="no DuckDB shell: install duckdb-cli (a test extra)")
+def test_read_in_the_shell_installs_over_an_older_library_leaving_none_of_it(tmp_path):
+    shell = shutil.which("duckdb", path=f"{Path(sys.executable).parent}{os.pathsep}/work/venv/bin"
+                                        f"{os.pathsep}{os.environ.get('PATH', '')}")
+    database = tmp_path / "shell.duckdb"
+    repository = Path(__file__).resolve().parent.parent
+    listing = ("SELECT function_name, function_type FROM duckdb_functions() WHERE schema_name = 'duckrank' "
+               "ORDER BY ALL;")
+
+    def shell_run(script: str) -> str:
+        done = subprocess.run([shell, "-batch", "-csv", "-noheader", str(database)], input=script, text=True,
+                              capture_output=True, cwd=repository, timeout=120)
+        assert done.returncode == 0 and "Error" not in done.stderr, done.stderr
+        return done.stdout
+
+    installed = shell_run(".read sql/duckrank.sql\n" + listing)
+    assert shell_run(STALE + ";\n.read sql/duckrank.sql\n" + listing) == installed
+    assert "obsolete_measure" not in installed
+    assert shell_run(".read sql/duckrank.sql\n" + listing) == installed
