@@ -58,7 +58,9 @@ def _wrap(text: str, width: int = 110) -> str:
     return f"\n{_INDENT}".join(lines)
 
 
-def _guard(convention_names: list[str], option_names: list[str], sampled: bool = False) -> str:
+def _guard(convention_names: list[str], option_names: list[str], sampled: bool = False, run: bool = True) -> str:
+    """The guard CTE that raises every problem of the options (and of the run's scores, for a macro
+    that ranks a run) before any measure is read."""
     calls = []
     if convention_names:
         calls.append("duckrank.convention_problems(" + ", ".join(f"{n} := {n}" for n in convention_names) + ")")
@@ -66,6 +68,8 @@ def _guard(convention_names: list[str], option_names: list[str], sampled: bool =
         calls.append("duckrank.option_problems(" + ", ".join(f"{n} := {n}" for n in option_names) + ")")
     if sampled:
         calls.append("duckrank.sampled_problems(sampled, correction, max_rank)")
+    if run:
+        calls.append("duckrank.score_problems(run)")
     return f"WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),\n{_INDENT}{f',{chr(10)}{_INDENT}'.join(calls)})) AS fired)"
 
 
@@ -172,7 +176,7 @@ def _log_macro(name: str, implementation: str, doc: str, options: tuple[str, ...
     params = [*(OPTIONS[o] for o in options), CONVENTIONS["rel_level"].param]
     call = implementation.format(log="log", **{p.name: p.name for p in params})
     return (f"CREATE OR REPLACE MACRO duckrank.{name}(log, {_signature(params)}) AS TABLE\n"
-            f"{_guard(['rel_level'], list(options))}\n"
+            f"{_guard(['rel_level'], list(options), run=False)}\n"
             f"SELECT * FROM {call} WHERE (SELECT count(fired) FROM guard) = 0;\n"
             f"COMMENT ON MACRO TABLE duckrank.{name} IS {_quote(doc)};\n")
 

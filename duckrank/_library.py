@@ -39,6 +39,20 @@ def library_sql() -> str:
     return "\n".join(path.read_text(encoding="utf-8") for path in library_files())
 
 
+# Installing replaces schema duckrank whole: SQL cannot list a schema's macros to drop them one by
+# one, and a macro an older library defined but this one does not would otherwise stay behind.
+# The schema is the library's; sql/duckrank.sql starts with the same statement.
+REPLACE_SCHEMA = "DROP SCHEMA IF EXISTS duckrank CASCADE;\n"
+
+
+@cache
+def install_sql() -> str:
+    """The script that installs the library in a database (`duckrank sql | duckdb my.db`): schema
+    duckrank dropped with whatever an older library left in it, then every macro. load() runs
+    library_sql() alone: on a caller's connection (con=) it must not drop a schema it did not make."""
+    return REPLACE_SCHEMA + library_sql()
+
+
 @cache
 def evaluation_sql() -> str:
     """The part of the library evaluate() runs: every macro but the generated table macros (the

@@ -45,6 +45,9 @@ _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".parq": "parquet", ".csv"
              ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
             "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL", "BOOLEAN")
+# Score types whose every value a DOUBLE holds exactly: no need to look for scores that would tie.
+_HELD_BY_DOUBLE = ("TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER", "FLOAT", "DOUBLE", "REAL",
+                   "BOOLEAN")
 _names = itertools.count()
 
 
@@ -709,8 +712,10 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
     if isinstance(source, (str, os.PathLike)):
         text = str(source)
         stdin = is_stdin(source)
-        if not stdin and not _exists(text, literal) and not isinstance(source, Path) and _is_table(con, text):
-            return _Read(con.sql(f"SELECT * FROM {quote_identifier(text)}"), f"{kind} table {quoted(text)}", given=text)
+        table = (None if stdin or _exists(text, literal) or isinstance(source, Path)
+                 else _table_reference(con, text))
+        if table is not None:
+            return _Read(con.sql(f"SELECT * FROM {table}"), f"{kind} table {quoted(text)}", given=text)
         shown = "'-' (standard input)" if stdin else quoted_path(text)
         label = f"{kind} '-'" if stdin else f"{kind} {shown}"
         if fmt is not None and fmt not in FORMATS:
@@ -747,10 +752,28 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
     return _Read(con.sql(f"SELECT * FROM {quote_identifier(name)}"), f"{kind} ({type(source).__name__})")
 
 
-def _is_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    found = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? "
-                        "UNION ALL SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name, name]).fetchall()
-    return any(count for (count,) in found)
+def _table_reference(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    """The SQL reference to the table or view `name` names, or None: a table of that very name (a
+    dot may be part of it), else `name` read as schema.table (in the current database),
+    catalog.table (in its main schema) or catalog.schema.table. Looked up in the catalog, not by
+    binding a query: that would also find a Python variable of the name (a replacement scan)."""
+    parts = name.split(".")
+    found = con.execute(
+        "SELECT count(*) FROM (SELECT database_name, schema_name, table_name AS name FROM duckdb_tables() "
+        "                      UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views()) "
+        "WHERE name = $name "
+        "UNION ALL SELECT count(*) FROM (SELECT database_name, schema_name, table_name AS name FROM duckdb_tables() "
+        "                      UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views()) "
+        "WHERE CASE len($parts) "
+        "      WHEN 2 THEN name = $parts[2] AND ((schema_name = $parts[1] AND database_name = current_database()) "
+        "                                        OR (database_name = $parts[1] AND schema_name = 'main')) "
+        "      WHEN 3 THEN [database_name, schema_name, name] = $parts ELSE false END",
+        {"name": name, "parts": parts}).fetchall()
+    if found[0][0]:
+        return quote_identifier(name)
+    if found[1][0]:
+        return ".".join(quote_identifier(part) for part in parts)
+    return None
 
 
 def _first(error: Exception) -> str:
@@ -801,6 +824,8 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                 hint = " or map event types to grades with label_map=" if std == "label" else ""
                 raise InputError(f"{label}: column {quoted(given)} holds {column_type}, but {std} must be numeric; "
                                  f"cast it{hint}")
+            if std == "score" and not column_type.upper().startswith(_HELD_BY_DOUBLE):
+                _check_scores_held(con, relation, label, quote_identifier(mapping["query_id"]), expression, given)
             expression = f"CAST({expression} AS DOUBLE)"
             if std == "score" and given == "rank" and not columns.get("score"):  # rank 1 is the best
                 expression = f"-{expression}"
@@ -827,6 +852,20 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     # them back) but do not split it; its name is its last line's tag.
     return Source(view, label, types, keep_run_id and not read.trec, read.name if kind == "run" else None,
                   inner_view, read.given)
+
+
+def _check_scores_held(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,
+                       query_id: str, score: str, column: str) -> None:
+    """Refuse integer or DECIMAL scores of one query that are the same DOUBLE (ranking would tie
+    them): duckrank.score_problems, the check every SQL table macro runs, over the scores as given."""
+    _ensure_input_macros(con)
+    view = fresh_name("scores")
+    relation.project(f"{query_id} AS query_id, {score} AS score").create_view(view)
+    problem = con.execute(f"SELECT duckrank.score_problems({sql_text(view)}, column_name := {sql_text(column)})"
+                          ).fetchall()[0][0]
+    con.execute(f"DROP VIEW {view}").fetchall()
+    if problem:
+        raise InputError(problem.replace(f"run {sql_text(view)}", label, 1))
 
 
 def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,
@@ -890,7 +929,8 @@ def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation,
 
 
 def _ensure_input_macros(con: duckdb.DuckDBPyConnection) -> None:
-    """The input macros (sql/15_inputs.sql) on a connection that has not the library (duckrank convert's)."""
+    """The input macros and checks (sql/10_checks.sql, 15_inputs.sql) on a connection that has not the
+    library (duckrank convert's)."""
     found = con.execute("SELECT count(*) FROM duckdb_functions() WHERE schema_name = 'duckrank' "
                         "AND function_name = 'run_from_lists'").fetchall()[0][0]
     if not found:

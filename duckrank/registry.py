@@ -101,7 +101,9 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
           relation=True),
     Param("gain_map", "gain_map", {}, "gains of listed grades, e.g. {1: 3, 2: 9} (trec_eval ndcg.1=3,2=9)",
           valid="gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), "
-                "lambda v: isfinite(v))), true)", must="be a MAP of grade to finite gain", relation=True),
+                "lambda v: isfinite(v) AND abs(v) <= 1e300)), true)",
+          must="be a MAP of grade to finite gain of at most 1e300 in size (a query's DCG sums its gains: larger "
+               "ones could overflow a double)", relation=True),
     Param("ideal", "text", "qrels", "the ideal ranking: every judged doc (qrels) or the retrieved ones (run)",
           choices=("qrels", "run")),
     Param("g_max", "number", None, "ERR's top grade (NULL: the largest grade in the qrels)",

@@ -31,6 +31,11 @@ CREATE OR REPLACE MACRO duckrank.gain_of(grade, gain, gain_map, rel_level) AS
          WHEN gain = 'exp' AND grade >= 1024
              THEN error(concat('duckrank: exp gain 2^g - 1 of grade ', grade, ' is past the largest double ',
                                '(grades up to 1023 have one); use linear gains or a gain_map'))
+         -- a query's (I)DCG sums its gains: up to 1e300 each, 10^8 of them stay within a double
+         WHEN (gain = 'exp' AND grade > 996) OR (gain = 'linear' AND grade > 1e300)
+              OR (gain = 'raw' AND (grade > 1e300 OR grade < -1e300))
+             THEN error(concat('duckrank: ', gain, ' gain of grade ', grade, ' is past 1e300, the largest gain ',
+                               'whose sum over a query cannot overflow a double; rescale the grades or use a gain_map'))
          WHEN gain = 'exp' THEN power(2.0, greatest(grade, 0)) - 1
          WHEN gain = 'raw' THEN CAST(grade AS DOUBLE)
          WHEN gain = 'binary' THEN duckrank.relevant(grade, rel_level)

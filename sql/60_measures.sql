@@ -41,8 +41,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'recall must be between 0 and 1; got ' || duckrank.show(recall) END,
         CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw', 'binary'), false)
              THEN 'gain must be one of linear, exp, raw, binary (or pass gain_map); got ' || duckrank.show(gain) END,
-        CASE WHEN NOT coalesce(gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), lambda v: isfinite(v))), true), false)
-             THEN 'gain_map must be a MAP of grade to finite gain; got ' || duckrank.show(gain_map) END,
+        CASE WHEN NOT coalesce(gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), lambda v: isfinite(v) AND abs(v) <= 1e300)), true), false)
+             THEN 'gain_map must be a MAP of grade to finite gain of at most 1e300 in size (a query''s DCG sums its gains: larger ones could overflow a double); got ' || duckrank.show(gain_map) END,
         CASE WHEN NOT coalesce(ideal IN ('qrels', 'run'), false)
              THEN 'ideal must be one of qrels, run; got ' || duckrank.show(ideal) END,
         CASE WHEN NOT coalesce(g_max IS NULL OR g_max > 0, false)
@@ -80,7 +80,8 @@ CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, rel_level := 1, ties := 'tre
         g_max := NULL, judged_only := true) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(gain := gain, gain_map := gain_map, g_max := g_max))) AS fired)
+        duckrank.option_problems(gain := gain, gain_map := gain_map, g_max := g_max),
+        duckrank.score_problems(run))) AS fired)
 SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, g_max, duplicates, judged_only)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked relation every measure reads: one row per query with its ranking in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, num_nonrel (sql/20_ranked.sql)';
@@ -90,7 +91,8 @@ CREATE OR REPLACE MACRO duckrank.precision(qrels, run, k := NULL, sampled := NUL
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, sampled := sampled, correction := correction),
-        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+        duckrank.sampled_problems(sampled, correction, max_rank),
+        duckrank.score_problems(run))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -108,7 +110,8 @@ CREATE OR REPLACE MACRO duckrank.recall(qrels, run, k := NULL, cap := false, sam
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, cap := cap, sampled := sampled, correction := correction),
-        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+        duckrank.sampled_problems(sampled, correction, max_rank),
+        duckrank.score_problems(run))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -125,7 +128,8 @@ CREATE OR REPLACE MACRO duckrank.f_measure(qrels, run, k := NULL, beta := 1.0, r
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, beta := beta))) AS fired),
+        duckrank.option_problems(k := k, beta := beta),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.f_measure_of(q, k, beta), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -138,7 +142,8 @@ CREATE OR REPLACE MACRO duckrank.hit_rate(qrels, run, k := NULL, sampled := NULL
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, sampled := sampled, correction := correction),
-        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+        duckrank.sampled_problems(sampled, correction, max_rank),
+        duckrank.score_problems(run))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -156,7 +161,8 @@ CREATE OR REPLACE MACRO duckrank.reciprocal_rank(qrels, run, k := NULL, sampled 
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, sampled := sampled, correction := correction),
-        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+        duckrank.sampled_problems(sampled, correction, max_rank),
+        duckrank.score_problems(run))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -174,7 +180,8 @@ CREATE OR REPLACE MACRO duckrank.average_precision(qrels, run, k := NULL, denomi
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, denominator := denominator, sampled := sampled, correction := correction),
-        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+        duckrank.sampled_problems(sampled, correction, max_rank),
+        duckrank.score_problems(run))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -191,7 +198,8 @@ CREATE OR REPLACE MACRO duckrank.r_precision(qrels, run, mult := 1.0, rel_level 
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(mult := mult))) AS fired),
+        duckrank.option_problems(mult := mult),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.r_precision_of(q, mult), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -203,7 +211,8 @@ CREATE OR REPLACE MACRO duckrank.recommenders_r_precision(qrels, run, k := NULL,
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k))) AS fired),
+        duckrank.option_problems(k := k),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.recommenders_r_precision_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -214,7 +223,8 @@ COMMENT ON MACRO TABLE duckrank.recommenders_r_precision IS 'Microsoft Recommend
 CREATE OR REPLACE MACRO duckrank.bpref(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.bpref_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -226,7 +236,8 @@ CREATE OR REPLACE MACRO duckrank.interpolated_precision(qrels, run, recall := 0.
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(recall := recall))) AS fired),
+        duckrank.option_problems(recall := recall),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.interpolated_precision_of(q, recall), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -237,7 +248,8 @@ COMMENT ON MACRO TABLE duckrank.interpolated_precision IS 'iP@r = the best preci
 CREATE OR REPLACE MACRO duckrank.eleven_point_average(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.eleven_point_average_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -250,7 +262,8 @@ CREATE OR REPLACE MACRO duckrank.cg(qrels, run, k := NULL, gain := 'linear', gai
         duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map))) AS fired),
+        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.cg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -263,7 +276,8 @@ CREATE OR REPLACE MACRO duckrank.dcg(qrels, run, k := NULL, gain := 'linear', ga
         duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map))) AS fired),
+        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.dcg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -276,7 +290,8 @@ CREATE OR REPLACE MACRO duckrank.idcg(qrels, run, k := NULL, gain := 'linear', g
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map, ideal := ideal))) AS fired),
+        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map, ideal := ideal),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.idcg_of(q, k, ideal), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -290,7 +305,8 @@ CREATE OR REPLACE MACRO duckrank.ndcg(qrels, run, k := NULL, gain := 'linear', g
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, gain := gain, gain_map := gain_map, ideal := ideal, sampled := sampled, correction := correction),
-        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+        duckrank.sampled_problems(sampled, correction, max_rank),
+        duckrank.score_problems(run))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -307,7 +323,8 @@ CREATE OR REPLACE MACRO duckrank.err(qrels, run, k := NULL, g_max := NULL, rel_l
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, g_max := g_max))) AS fired),
+        duckrank.option_problems(k := k, g_max := g_max),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.err_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), g_max, duplicates, true) q
@@ -319,7 +336,8 @@ CREATE OR REPLACE MACRO duckrank.rbp(qrels, run, k := NULL, p := 0.8, graded := 
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, p := p, graded := graded))) AS fired),
+        duckrank.option_problems(k := k, p := p, graded := graded),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_of(q, k, p, graded), q.num_rel, empty) AS DOUBLE) AS value, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p), q.num_rel, empty) AS DOUBLE) AS residual
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -331,7 +349,8 @@ CREATE OR REPLACE MACRO duckrank.rbp_residual(qrels, run, k := NULL, p := 0.8, r
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, p := p))) AS fired),
+        duckrank.option_problems(k := k, p := p),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -343,7 +362,8 @@ CREATE OR REPLACE MACRO duckrank.judged(qrels, run, k := NULL, rel_level := 1, t
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k))) AS fired),
+        duckrank.option_problems(k := k),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.judged_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -356,7 +376,8 @@ CREATE OR REPLACE MACRO duckrank.auc(qrels, run, sampled := NULL, correction := 
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(sampled := sampled, correction := correction),
-        duckrank.sampled_problems(sampled, correction, max_rank))) AS fired),
+        duckrank.sampled_problems(sampled, correction, max_rank),
+        duckrank.score_problems(run))) AS fired),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, false)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -385,7 +406,8 @@ COMMENT ON MACRO TABLE duckrank.global_auc IS 'AUC over every row of a log, igno
 CREATE OR REPLACE MACRO duckrank.mae(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.mae_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -396,7 +418,8 @@ COMMENT ON MACRO TABLE duckrank.mae IS 'MAE = mean |score - grade| over the judg
 CREATE OR REPLACE MACRO duckrank.rmse(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rmse_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -408,7 +431,8 @@ CREATE OR REPLACE MACRO duckrank.catalog_coverage(qrels, run, train, k := NULL, 
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k))) AS fired)
+        duckrank.option_problems(k := k),
+        duckrank.score_problems(run))) AS fired)
 SELECT CAST(value AS DOUBLE) AS value FROM duckrank.catalog_coverage_of(qrels, run, train, k, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
 WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.catalog_coverage IS 'summary only: distinct items in the scored queries'' top k / distinct items in train (MS catalog_coverage) (one row)';
@@ -417,7 +441,8 @@ CREATE OR REPLACE MACRO duckrank.distributional_coverage(qrels, run, k := NULL, 
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k))) AS fired)
+        duckrank.option_problems(k := k),
+        duckrank.score_problems(run))) AS fired)
 SELECT CAST(value AS DOUBLE) AS value FROM duckrank.distributional_coverage_of(qrels, run, k, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
 WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.distributional_coverage IS 'summary only: entropy -sum p(i) log2 p(i) of each item''s share of the top-k recommendations (MS distributional_coverage) (one row)';
@@ -426,7 +451,8 @@ CREATE OR REPLACE MACRO duckrank.novelty(qrels, run, train, k := NULL, rel_level
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k))) AS fired)
+        duckrank.option_problems(k := k),
+        duckrank.score_problems(run))) AS fired)
 SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.novelty_of(qrels, run, train, k, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
 WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.novelty IS 'mean over the top k of -log2(n(i) / N), n(i) = users who trained on i, N = training pairs (MS novelty) (per query)';
@@ -435,7 +461,8 @@ CREATE OR REPLACE MACRO duckrank.diversity(qrels, run, train, k := NULL, similar
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error', items := NULL) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, similarity := similarity))) AS fired)
+        duckrank.option_problems(k := k, similarity := similarity),
+        duckrank.score_problems(run))) AS fired)
 SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.diversity_of(qrels, run, train, items, k, similarity, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
 WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.diversity IS '1 - mean similarity of the pairs of items in the top k (MS user_diversity) (per query)';
@@ -444,7 +471,8 @@ CREATE OR REPLACE MACRO duckrank.serendipity(qrels, run, train, k := NULL, simil
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error', items := NULL) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, similarity := similarity))) AS fired)
+        duckrank.option_problems(k := k, similarity := similarity),
+        duckrank.score_problems(run))) AS fired)
 SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.serendipity_of(qrels, run, train, items, k, similarity, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
 WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.serendipity IS 'mean over the top k of (1 - mean similarity to the user''s training items) * rel(i) (MS user_serendipity) (per query)';
@@ -453,7 +481,8 @@ CREATE OR REPLACE MACRO duckrank.arp(qrels, run, train, k := NULL, head := 0.2, 
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, head := head))) AS fired)
+        duckrank.option_problems(k := k, head := head),
+        duckrank.score_problems(run))) AS fired)
 SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.arp_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
 WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.arp IS 'ARP@k = mean over the top k of n(i), the item''s training interactions (per query)';
@@ -462,7 +491,8 @@ CREATE OR REPLACE MACRO duckrank.aplt(qrels, run, train, k := NULL, head := 0.2,
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, head := head))) AS fired)
+        duckrank.option_problems(k := k, head := head),
+        duckrank.score_problems(run))) AS fired)
 SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.aplt_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
 WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.aplt IS 'APLT@k = share of the top k outside the short head (per query)';
@@ -471,7 +501,8 @@ CREATE OR REPLACE MACRO duckrank.aclt(qrels, run, train, k := NULL, head := 0.2,
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, head := head))) AS fired)
+        duckrank.option_problems(k := k, head := head),
+        duckrank.score_problems(run))) AS fired)
 SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.aclt_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
 WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.aclt IS 'ACLT@k = items of the top k outside the short head (per query)';
@@ -479,7 +510,8 @@ COMMENT ON MACRO TABLE duckrank.aclt IS 'ACLT@k = items of the top k outside the
 CREATE OR REPLACE MACRO duckrank.num_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(q.num_ret, q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -490,7 +522,8 @@ COMMENT ON MACRO TABLE duckrank.num_ret IS 'documents retrieved (per query)';
 CREATE OR REPLACE MACRO duckrank.num_rel(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(q.num_rel, q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -501,7 +534,8 @@ COMMENT ON MACRO TABLE duckrank.num_rel IS 'relevant documents (R) (per query)';
 CREATE OR REPLACE MACRO duckrank.num_rel_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.num_rel_ret_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -512,7 +546,8 @@ COMMENT ON MACRO TABLE duckrank.num_rel_ret IS 'relevant documents retrieved (pe
 CREATE OR REPLACE MACRO duckrank.num_nonrel_judged_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.num_nonrel_judged_ret_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -523,7 +558,8 @@ COMMENT ON MACRO TABLE duckrank.num_nonrel_judged_ret IS 'judged non-relevant do
 CREATE OR REPLACE MACRO duckrank.set_average_precision(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.set_average_precision_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -535,7 +571,8 @@ CREATE OR REPLACE MACRO duckrank.unjudged_fraction(qrels, run, k := NULL, rel_le
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k))) AS fired),
+        duckrank.option_problems(k := k),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.unjudged_fraction_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -548,7 +585,8 @@ CREATE OR REPLACE MACRO duckrank.utility(qrels, run, retrieved_relevant := 1.0, 
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(retrieved_relevant := retrieved_relevant, retrieved_nonrelevant := retrieved_nonrelevant, missed_relevant := missed_relevant, missed_nonrelevant := missed_nonrelevant, collection_size := collection_size))) AS fired),
+        duckrank.option_problems(retrieved_relevant := retrieved_relevant, retrieved_nonrelevant := retrieved_nonrelevant, missed_relevant := missed_relevant, missed_nonrelevant := missed_nonrelevant, collection_size := collection_size),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.utility_of(q, retrieved_relevant, retrieved_nonrelevant, missed_relevant, missed_nonrelevant, collection_size), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -559,7 +597,8 @@ COMMENT ON MACRO TABLE duckrank.utility IS 'utility = p1 relevant retrieved + p2
 CREATE OR REPLACE MACRO duckrank.binary_normalized_gain(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.binary_normalized_gain_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -570,7 +609,8 @@ COMMENT ON MACRO TABLE duckrank.binary_normalized_gain IS 'binG = (1/R) sum over
 CREATE OR REPLACE MACRO duckrank.inferred_average_precision(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.inferred_average_precision_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -582,7 +622,8 @@ CREATE OR REPLACE MACRO duckrank.normalized_gain(qrels, run, gain := 'linear', g
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(gain := gain, gain_map := gain_map))) AS fired),
+        duckrank.option_problems(gain := gain, gain_map := gain_map),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.normalized_gain_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -594,7 +635,8 @@ CREATE OR REPLACE MACRO duckrank.ndcg_rel(qrels, run, gain := 'linear', gain_map
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(gain := gain, gain_map := gain_map))) AS fired),
+        duckrank.option_problems(gain := gain, gain_map := gain_map),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.ndcg_rel_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -606,7 +648,8 @@ CREATE OR REPLACE MACRO duckrank.r_ndcg(qrels, run, gain := 'linear', gain_map :
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(gain := gain, gain_map := gain_map))) AS fired),
+        duckrank.option_problems(gain := gain, gain_map := gain_map),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.r_ndcg_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -618,7 +661,8 @@ CREATE OR REPLACE MACRO duckrank.relevance_string(qrels, run, k := NULL, rel_lev
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k))) AS fired),
+        duckrank.option_problems(k := k),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, duckrank.empty_policy_text(duckrank.relevance_string_of(q, k), q.num_rel, empty) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, false) q
@@ -629,7 +673,8 @@ COMMENT ON MACRO TABLE duckrank.relevance_string IS 'the top k docs'' judgments 
 CREATE OR REPLACE MACRO duckrank.counts(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates))) AS fired),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(1, q.num_rel, empty) AS DOUBLE) AS num_q, CAST(duckrank.empty_policy(q.num_ret, q.num_rel, empty) AS DOUBLE) AS num_ret, CAST(duckrank.empty_policy(q.num_rel, q.num_rel, empty) AS DOUBLE) AS num_rel, CAST(duckrank.empty_policy(duckrank.num_rel_ret_of(q), q.num_rel, empty) AS DOUBLE) AS num_rel_ret, CAST(duckrank.empty_policy(duckrank.num_nonrel_judged_ret_of(q), q.num_rel, empty) AS DOUBLE) AS num_nonrel_judged_ret
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q

@@ -1,6 +1,9 @@
 -- Load the whole duckrank macro library into a DuckDB shell, from the repository root:
 --     .read sql/duckrank.sql
 -- (Python and `duckrank sql` read the numbered files directly, in name order.)
+-- Installing replaces schema duckrank whole, so that no macro of an older library stays behind:
+-- the schema is the library's; keep your own objects in another one.
+DROP SCHEMA IF EXISTS duckrank CASCADE;
 .read sql/00_schema.sql
 .read sql/10_checks.sql
 .read sql/15_inputs.sql

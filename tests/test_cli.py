@@ -23,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 import duckrank
+from duckrank._library import install_sql
 from duckrank.cli import main
 from duckrank.cli.common import Progress
 
@@ -157,7 +158,7 @@ def test_unknown_command_is_a_usage_error():
 def test_sql_prints_the_whole_library():
     result = run("sql")
     assert result.exit_code == 0
-    assert result.stdout.strip() == duckrank.library_sql().strip()
+    assert result.stdout.strip() == install_sql().strip()
 
 
 def test_sql_installs_into_a_fresh_database(tmp_path):
@@ -191,7 +192,7 @@ def test_sql_to_a_file(tmp_path):
     target = tmp_path / "duckrank.sql"
     result = run("sql", "-o", target)
     assert result.exit_code == 0 and result.stdout == ""
-    assert target.read_text().strip() == duckrank.library_sql().strip()
+    assert target.read_text().strip() == install_sql().strip()
 
 
 # ---------------------------------------------------------------------------------------------

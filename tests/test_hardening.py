@@ -393,3 +393,110 @@ def test_compare_leaves_the_callers_settings_and_keeps_only_the_tables_it_reads(
     assert after_settings == settings and after_views == views
     assert sorted(set(after_tables) - set(tables)) == sorted([(comparison.table,), (comparison.per_query_table,)])
     con.close()
+
+
+def test_memory_limit_reads_the_same_after_any_number_of_calls(inputs):
+    # DuckDB shows a size truncated to a tenth: '2.7GiB' reads '2.6 GiB', and setting that text back
+    # read '2.5 GiB'. A call that leaves the setting alone must not touch it; one that changes it
+    # restores a value that reads the same, call after call.
+    con = duckdb.connect()
+    con.execute("SET memory_limit = '2.7GiB'")
+    shown = con.execute("SELECT current_setting('memory_limit')").fetchall()
+    qrels, run_path = str(inputs / "qrels.parquet"), str(inputs / "run.parquet")
+    for memory_limit in (None, "1GB", "1GB", None, "1GB"):
+        duckrank.evaluate(qrels, run_path, ["map"], con=con, memory_limit=memory_limit)
+        assert con.execute("SELECT current_setting('memory_limit')").fetchall() == shown
+    duckrank.compare(qrels, [run_path, str(inputs / "run_b.parquet")], ["map"], con=con, memory_limit="1GB",
+                     permutations=10, bootstrap=10)
+    assert con.execute("SELECT current_setting('memory_limit')").fetchall() == shown
+    con.close()
+
+
+def test_a_users_own_schema_duckrank_keeps_their_objects_and_gets_no_macros(inputs):
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA duckrank")
+    con.execute("CREATE TABLE duckrank.notes AS SELECT 1 AS x")
+    con.execute("CREATE VIEW duckrank.note_view AS SELECT x FROM duckrank.notes")
+    con.execute("CREATE MACRO duckrank.double_it(x) AS 2 * x")
+    before = catalog(con)
+    qrels, run_path = str(inputs / "qrels.parquet"), str(inputs / "run.parquet")
+    duckrank.evaluate(qrels, run_path, ["map", "ndcg@10"], con=con)
+    duckrank.evaluate(qrels, run_path, ["map"], con=con, per_query=True).fetchall()
+    duckrank.compare(qrels, [run_path, str(inputs / "run_b.parquet")], ["map"], con=con, permutations=10,
+                     bootstrap=10)
+    assert catalog(con)[:3] == before[:3]
+    assert con.execute("SELECT function_name FROM duckdb_functions() WHERE schema_name = 'duckrank'").fetchall() == [
+        ("double_it",)]
+    assert con.execute("SELECT view_name FROM duckdb_views() WHERE schema_name = 'duckrank'").fetchall() == [
+        ("note_view",)]
+    assert con.execute("SELECT duckrank.double_it(x) FROM duckrank.note_view").fetchall() == [(2,)]
+    con.close()
+
+
+def test_a_schema_or_catalog_qualified_table_is_read_as_that_table(inputs, tmp_path):
+    con = duckdb.connect()
+    run_path = str(inputs / "run.parquet")
+    con.execute("CREATE SCHEMA s")
+    con.execute(f"CREATE TABLE s.onlyhere AS SELECT * FROM read_parquet('{run_path}')")
+    con.execute(f"ATTACH '{tmp_path / 'other.duckdb'}' AS other")
+    con.execute(f"CREATE TABLE other.runs AS SELECT * FROM read_parquet('{run_path}')")
+    con.execute("CREATE SCHEMA other.s2")
+    con.execute(f"CREATE TABLE other.s2.run AS SELECT * FROM read_parquet('{run_path}')")
+    con.execute("CREATE TABLE \"dotted.name\" AS SELECT * FROM s.onlyhere")
+    qrels = str(inputs / "qrels.parquet")
+    expected = duckrank.evaluate(qrels, run_path, ["map"])
+    for table in ("s.onlyhere", "other.runs", "other.s2.run", "dotted.name"):
+        assert duckrank.evaluate(qrels, table, ["map"], con=con) == expected, table
+    with pytest.raises(duckrank.InputError, match="^run file 's.nothere' not found"):
+        duckrank.evaluate(qrels, "s.nothere", ["map"], con=con)
+    con.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# installing the SQL library replaces an older one
+
+
+STALE = ("CREATE SCHEMA IF NOT EXISTS duckrank; CREATE MACRO duckrank.obsolete_measure(x) AS x; "
+         "COMMENT ON MACRO duckrank.obsolete_measure IS 'a measure an older library defined'")
+
+
+def library_functions(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    return con.execute("SELECT function_name, function_type, comment FROM duckdb_functions() "
+                       "WHERE schema_name = 'duckrank' ORDER BY ALL").fetchall()
+
+
+def test_duckrank_sql_installs_over_an_older_library_leaving_none_of_it(tmp_path):
+    script = run("sql").stdout
+    con = duckdb.connect(str(tmp_path / "my.duckdb"))
+    con.execute(script)
+    installed = library_functions(con)
+    con.execute(STALE)
+    con.execute(script)
+    assert library_functions(con) == installed
+    assert ("obsolete_measure",) not in [row[:1] for row in installed]
+    con.execute(script)  # and again: idempotent
+    assert library_functions(con) == installed
+    con.close()
+
+
+@pytest.mark.skipif(shutil.which("duckdb", path=f"{Path(sys.executable).parent}{os.pathsep}/work/venv/bin"
+                                                f"{os.pathsep}{os.environ.get('PATH', '')}") is None,
+                    reason="no DuckDB shell: install duckdb-cli (a test extra)")
+def test_read_in_the_shell_installs_over_an_older_library_leaving_none_of_it(tmp_path):
+    shell = shutil.which("duckdb", path=f"{Path(sys.executable).parent}{os.pathsep}/work/venv/bin"
+                                        f"{os.pathsep}{os.environ.get('PATH', '')}")
+    database = tmp_path / "shell.duckdb"
+    repository = Path(__file__).resolve().parent.parent
+    listing = ("SELECT function_name, function_type FROM duckdb_functions() WHERE schema_name = 'duckrank' "
+               "ORDER BY ALL;")
+
+    def shell_run(script: str) -> str:
+        done = subprocess.run([shell, "-batch", "-csv", "-noheader", str(database)], input=script, text=True,
+                              capture_output=True, cwd=repository, timeout=120)
+        assert done.returncode == 0 and "Error" not in done.stderr, done.stderr
+        return done.stdout
+
+    installed = shell_run(".read sql/duckrank.sql\n" + listing)
+    assert shell_run(STALE + ";\n.read sql/duckrank.sql\n" + listing) == installed
+    assert "obsolete_measure" not in installed
+    assert shell_run(".read sql/duckrank.sql\n" + listing) == installed

@@ -3,9 +3,11 @@ from the command line, Python and the SQL macro alike; never DuckDB's INT128 con
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
@@ -44,3 +46,103 @@ def test_sql_compare_seed_out_of_range_names_seed(seed):
                 "FROM range(5) t(i), (VALUES ('a'), ('b')) v(r)")
     with pytest.raises(duckdb.Error, match=rf"seed must be a whole number {BIGINT}"):
         con.sql(f"SELECT * FROM duckrank.compare('pq', seed := {seed}, permutations := 10, bootstrap := 10)").fetchall()
+
+
+# ---------------------------------------------------------------------------------------------
+# integer and DECIMAL scores past a double: ranking on the DOUBLE would tie them
+
+
+def scores_table(con: duckdb.DuckDBPyConnection, name: str, top: str, second: str, sql_type: str) -> None:
+    """Query q: doc 'best' scores `top`, doc 'next' `second` (one less), as `sql_type`; only 'best' is
+    relevant, so P@1 is 1.0 on the exact scores and 0.0 (the trec tie break: 'next' > 'best') on doubles."""
+    con.execute(f"CREATE TABLE {name} AS SELECT * FROM (VALUES ('q', 'best', CAST('{top}' AS {sql_type})), "
+                f"('q', 'next', CAST('{second}' AS {sql_type}))) t(query_id, doc_id, score)")
+
+
+CLOSE_SCORES = [(str(2 ** 53 + 1), str(2 ** 53), "BIGINT"), (str(2 ** 63 - 1), str(2 ** 63 - 2), "BIGINT"),
+                (str(10 ** 37 + 1), str(10 ** 37), "DECIMAL(38,0)"),
+                ("12345678901234.567", "12345678901234.566", "DECIMAL(18,3)")]
+
+
+@pytest.mark.parametrize(("top", "second", "sql_type"), CLOSE_SCORES)
+def test_scores_a_double_cannot_tell_apart_are_refused_by_every_door(top, second, sql_type, tmp_path):
+    con = duckrank.connect()
+    scores_table(con, "run", top, second, sql_type)
+    con.execute("CREATE TABLE qrels AS SELECT 'q' AS query_id, 'best' AS doc_id, 1 AS relevance")
+    refusal = (rf"column 'score' holds {second} and {top} for query_id 'q', which are the same DOUBLE "
+               r"\(.*\), so they would tie: a DOUBLE holds integers exactly only up to 2\^53")
+    with pytest.raises(duckdb.Error, match=rf"run 'run': {refusal}.*rescale the scores"):
+        con.sql("SELECT * FROM duckrank.precision('qrels', 'run', k := 1)").fetchall()
+    with pytest.raises(duckdb.Error, match=rf"run 'run': {refusal}"):
+        con.sql("SELECT * FROM duckrank.ranked('qrels', 'run')").fetchall()
+    run_file, qrels_file = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    con.execute(f"COPY (SELECT query_id, doc_id, score AS points FROM run) TO '{run_file}'")
+    con.execute(f"COPY qrels TO '{qrels_file}'")
+    with pytest.raises(duckrank.InputError, match=rf"^run '{run_file}': {refusal.replace('score', 'points')}"):
+        duckrank.evaluate(str(qrels_file), str(run_file), ["P@1"], score_col="points")
+    result = CliRunner().invoke(main, ["eval", str(qrels_file), str(run_file), "-m", "P@1", "--score-col", "points"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert f"Error: run '{run_file}': column 'points' holds {second} and {top}" in result.stderr
+
+
+def test_integer_scores_a_double_holds_rank_as_given():
+    con = duckrank.connect()
+    scores_table(con, "run", str(2 ** 60), str(2 ** 60 - 2 ** 8), "BIGINT")  # both exact doubles
+    scores_table(con, "split", str(2 ** 53 + 1), str(2 ** 53), "BIGINT")
+    con.execute("UPDATE split SET query_id = doc_id")  # close scores of different queries never tie
+    con.execute("CREATE TABLE qrels AS SELECT * FROM (VALUES ('q', 'best', 1), ('best', 'best', 1), "
+                "('next', 'next', 1)) t(query_id, doc_id, relevance)")
+    assert duckrank.evaluate(con.table("qrels"), con.table("run"), ["P@1"]) == {"P@1": 1.0}
+    assert duckrank.evaluate(con.table("qrels"), con.table("split"), ["P@1"]) == {"P@1": 1.0}
+    assert con.sql("SELECT value FROM duckrank.precision('qrels', 'run', k := 1)").fetchall() == [(1.0,)]
+
+
+# ---------------------------------------------------------------------------------------------
+# gains whose sum over a query could overflow a double: refused, as the exp gain of a grade >= 1024 is
+
+
+def graded(grades: list[float]) -> tuple[pa.Table, pa.Table]:
+    docs = [f"d{i}" for i in range(len(grades))]
+    run = pa.table({"query_id": ["q"] * len(docs), "doc_id": docs, "score": [float(-i) for i in range(len(docs))]})
+    qrels = pa.table({"query_id": ["q"] * len(docs), "doc_id": docs, "relevance": [float(g) for g in grades]})
+    return qrels, run
+
+
+@pytest.mark.parametrize(("grades", "options", "message"), [
+    ([1.7e308, 1.8e307, 0], {}, "linear gain of grade 1.7e+308 is past 1e300"),
+    ([-1.7e308, 1], {"gain": "raw"}, "raw gain of grade -1.7e+308 is past 1e300"),
+    ([1000, 3], {"gain": "exp"}, "exp gain of grade 1000.0 is past 1e300"),
+])
+def test_gains_past_1e300_are_refused_not_summed_to_inf(grades, options, message):
+    qrels, run = graded(grades)
+    with pytest.raises(duckrank.InputError, match=rf"^{re.escape(message)}, the largest gain whose sum over a "
+                                                  r"query cannot overflow a double; rescale the grades"):
+        duckrank.evaluate(qrels, run, ["ndcg@10", "dcg"], **options)
+    con = duckrank.connect()
+    con.register("qrels_frame", qrels)
+    con.register("run_frame", run)
+    sql_options = "".join(f", {name} := '{value}'" for name, value in options.items())
+    with pytest.raises(duckdb.Error, match=re.escape(message)):
+        con.sql(f"SELECT * FROM duckrank.ndcg('qrels_frame', 'run_frame', k := 10{sql_options})").fetchall()
+
+
+def test_a_gain_map_past_1e300_is_refused_by_every_door(tmp_path):
+    qrels, run = graded([1, 3, 0])
+    refusal = r"gain_map must be a MAP of grade to finite gain of at most 1e300 in size"
+    with pytest.raises(duckrank.OptionError, match=rf"in measure 'ndcg\(gain_map=\{{1:1e308,3:1.5e308\}}\)@10': {refusal}"):
+        duckrank.evaluate(qrels, run, ["ndcg(gain_map={1:1e308,3:1.5e308})@10"])
+    with pytest.raises(duckrank.OptionError, match=refusal):
+        duckrank.evaluate(qrels, run, ["ndcg@10"], gain_map={1: 1e308, 3: 1.5e308})
+    qrels_file, run_file = tmp_path / "qrels.parquet", tmp_path / "run.parquet"
+    duckdb.from_arrow(qrels).write_parquet(str(qrels_file))
+    duckdb.from_arrow(run).write_parquet(str(run_file))
+    result = CliRunner().invoke(main, ["eval", str(qrels_file), str(run_file), "-m", "ndcg.1=1e308,3=1.5e308"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "gain_map must be a MAP of grade to finite gain of at most 1e300 in size" in result.stderr
+    con = duckrank.connect()
+    with pytest.raises(duckdb.Error, match=refusal):
+        con.sql(f"SELECT * FROM duckrank.ndcg('{qrels_file}', '{run_file}', k := 10, "
+                f"gain_map := MAP {{1: 1e308, 3: 1.5e308}})").fetchall()
+    # at the limit the sums stay finite: DCG = 1e300 / log2(2) + 1e299 / log2(3), the ideal order
+    assert duckrank.evaluate(*graded([3, 1, 0]), ["ndcg(gain_map={1:1e299,3:1e300})@10"]) == {
+        "ndcg(gain_map={1:1e299,3:1e300})@10": 1.0}

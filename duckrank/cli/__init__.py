@@ -1,7 +1,7 @@
 """The duckrank command line: `duckrank eval|compare|report|plot|metrics|sql|convert`, one module per command.
 
 Each command maps onto one facade function (duckrank.evaluation.compute, duckrank.comparison.compare,
-duckrank.catalog.catalog, duckrank._library.library_sql, duckrank.inputs.read_table/write_table); the
+duckrank.catalog.catalog, duckrank._library.install_sql, duckrank.inputs.read_table/write_table); the
 modules parse options, report every bad one at once, and format what the SQL computed. They hold no
 metric math, and what they share (the conventions' options from duckrank.registry, errors, output)
 is in duckrank.cli.common.

@@ -41,6 +41,8 @@ def sql_command(output_path, dialect, measures, per_query, qrels_table, run_tabl
     Install it in any DuckDB database:
       duckrank sql | duckdb my.db
     then call e.g. SELECT * FROM duckrank.ndcg('qrels.parquet', 'run.parquet', k := 10).
+    Installing replaces schema duckrank whole (an older library's macros go): keep your own
+    objects in another schema.
 
     \b
     Or run the measures where Spark SQL runs (Databricks, EMR, Spark Connect):
@@ -72,9 +74,9 @@ def sql_command(output_path, dialect, measures, per_query, qrels_table, run_tabl
             problems.raise_if_any()
             raise
     else:
-        from duckrank._library import library_sql
+        from duckrank._library import install_sql
 
-        text = library_sql()
+        text = install_sql()
     if not text.endswith("\n"):
         text += "\n"
     with output.text_output(output_path) as stream:

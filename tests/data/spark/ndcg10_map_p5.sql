@@ -256,6 +256,14 @@ WITH run_rows AS (
             CAST(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>) AS MAP<DOUBLE, DOUBLE>),
             CAST(d.grade AS DOUBLE)
           )
+          WHEN CAST(1e300 AS DOUBLE) < d.grade
+          THEN RAISE_ERROR(
+            CONCAT(
+              'duckrank: linear gain of grade ',
+              COALESCE(d.grade, ''),
+              ' is past 1e300, the largest gain whose sum over a query cannot overflow a double; rescale the grades or use a gain_map'
+            )
+          )
           ELSE CAST(GREATEST(d.grade, 0) AS DOUBLE)
         END AS gain,
         COALESCE(d.tied.rel, CAST(CASE WHEN d.grade >= 1 THEN 1 ELSE 0 END AS DOUBLE)) AS tied_rel,
@@ -273,6 +281,14 @@ WITH run_rows AS (
             THEN TRY_ELEMENT_AT(
               CAST(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>) AS MAP<DOUBLE, DOUBLE>),
               CAST(d.grade AS DOUBLE)
+            )
+            WHEN CAST(1e300 AS DOUBLE) < d.grade
+            THEN RAISE_ERROR(
+              CONCAT(
+                'duckrank: linear gain of grade ',
+                COALESCE(d.grade, ''),
+                ' is past 1e300, the largest gain whose sum over a query cannot overflow a double; rescale the grades or use a gain_map'
+              )
             )
             ELSE CAST(GREATEST(d.grade, 0) AS DOUBLE)
           END
@@ -342,6 +358,28 @@ WITH run_rows AS (
           COALESCE(grade, ''),
           ' is past the largest double ',
           '(grades up to 1023 have one); use linear gains or a gain_map'
+        )
+      )
+      WHEN (
+        'linear' = 'exp' AND grade > 996
+      )
+      OR (
+        'linear' = 'linear' AND grade > CAST(1e300 AS DOUBLE)
+      )
+      OR (
+        'linear' = 'raw'
+        AND (
+          grade > CAST(1e300 AS DOUBLE) OR grade < -CAST(1e300 AS DOUBLE)
+        )
+      )
+      THEN RAISE_ERROR(
+        CONCAT(
+          'duckrank: ',
+          'linear',
+          ' gain of grade ',
+          COALESCE(grade, ''),
+          ' is past 1e300, the largest gain ',
+          'whose sum over a query cannot overflow a double; rescale the grades or use a gain_map'
         )
       )
       WHEN 'linear' = 'exp'
