@@ -27,19 +27,14 @@ from duckrank._library import install_sql
 from duckrank.cli import main
 from duckrank.cli.common import Progress
 
+from cli_runner import run
+
 DUCKRANK = Path(sys.executable).parent / "duckrank"
 
 
 # ---------------------------------------------------------------------------------------------
 # helpers and data
 
-
-def run(*args: str | os.PathLike, input: str | None = None):
-    """Invoke the CLI in-process; never let an exception escape as a traceback."""
-    result = CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=True)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"uncaught {result.exception!r}\n{result.output}") from result.exception
-    return result
 
 
 def assert_error(result, code: int, *fragments: str) -> str:

@@ -23,27 +23,15 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
-from click.testing import CliRunner
 
 import duckrank
-from duckrank.cli import main
+
+from cli_runner import first_error, run
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 DUCKRANK = Path(sys.executable).parent / "duckrank"
 
 
-def run(*args, cwd: Path | None = None):
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"uncaught {result.exception!r}\n{result.output}") from result.exception
-    return result
-
-
-def first_error(result) -> str:
-    lines = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
-    assert lines, result.stderr
-    assert "Traceback" not in result.output
-    return lines[0]
 
 
 def snapshot(folder: Path) -> dict[str, tuple[str, bytes | str]]:

@@ -11,29 +11,17 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 
 import duckrank
-from duckrank.cli import main
 from duckrank.errors import MeasureError, OptionError
 from duckrank.measures import parse_measure
+
+from cli_runner import first_error, run
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 RUN_LINE = "q1 Q0 d1 1 2.0 tagged\n"
 
 
-def run(*args, input: str | bytes | None = None):
-    result = CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=True)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"uncaught {result.exception!r}\n{result.output}") from result.exception
-    return result
-
-
-def first_error(result) -> str:
-    lines = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
-    assert lines, result.stderr
-    assert "Traceback" not in result.output
-    return lines[0]
 
 
 # ---------------------------------------------------------------------------------------------
