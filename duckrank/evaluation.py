@@ -490,17 +490,19 @@ def _translate(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyC
 
 
 def _reshaped(con: duckdb.DuckDBPyConnection, source: Source, exclusions: Source | None,
-              attributes: Source | None, by: list[str]) -> Source:
+              attributes: Source | None, by: list[str], keep_order: bool) -> Source:
     """A run (or log) without the excluded (query_id, doc_id) pairs, with its segment columns
     from the segments table: the relation every later step reads (ranking, cutoffs, -M, num_ret, AUC)."""
     view = source.view
     if exclusions is not None:
         _check_key_types(source, exclusions, ("query_id", "doc_id"))
         view = fresh_name("kept")
-        # a table, in the run's order: several passes read it (the ranking, the beyond-accuracy
-        # measures' top k, the batch count), and each would otherwise redo the anti-join
+        # a table: several passes read it (the ranking, the beyond-accuracy measures' top k, the
+        # batch count), and each would otherwise redo the anti-join; in the run's order when the tie
+        # rule reads it (ties := 'input')
+        remove = "run_excluding" if keep_order else "run_without"
         try:
-            con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM duckrank.run_excluding("
+            con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM duckrank.{remove}("
                         f"{sql_text(source.view)}, {sql_text(exclusions.view)})").fetchall()
         except duckdb.Error as error:
             raise _translate(error, [source, exclusions], con) from None
@@ -768,7 +770,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             raise OptionError("pass either a log, or qrels and runs, not both")
         source = read_table(con, log, "log", fmt=log_format, columns={**columns, "label": label},
                             label_map=label_map, extra=own_segments, literal=literal)
-        source = _reshaped(con, source, exclusions, attributes, segments)
+        source = _reshaped(con, source, exclusions, attributes, segments, conventions["ties"] == "input")
         run_source, qrels_source = _split_log(con, source, segments)
         sources, run_sources = [source, run_source, qrels_source], [run_source]
     else:
@@ -780,7 +782,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
                        for run in run_list]
         _check_id_types(qrels_source, run_sources)
-        run_sources = [_reshaped(con, run, exclusions, attributes, segments) for run in run_sources]
+        run_sources = [_reshaped(con, run, exclusions, attributes, segments, conventions["ties"] == "input")
+                       for run in run_sources]
         sources = [qrels_source, *run_sources]
     sources += [extra for extra in (exclusions, attributes) if extra is not None]
     top_k = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "top_k"]

@@ -60,3 +60,12 @@ WHERE exclude IS NULL
                   WHERE e.query_id = r.query_id AND e.doc_id = r.doc_id)
 ORDER BY duckrank_order;
 COMMENT ON MACRO TABLE duckrank.run_excluding IS 'the run without the (query_id, doc_id) pairs of exclude (seen items), in the run''s order';
+
+-- duckrank.run_without(run, exclude): the same rows in any order, without the run-wide window and
+-- sort that keeping the order takes (for every tie rule but ties := 'input').
+CREATE OR REPLACE MACRO duckrank.run_without(run, exclude) AS TABLE
+SELECT * FROM query_table(CAST(run AS VARCHAR)) r
+WHERE exclude IS NULL
+   OR NOT EXISTS (SELECT 1 FROM query_table(coalesce(CAST(exclude AS VARCHAR), CAST(run AS VARCHAR))) e
+                  WHERE e.query_id = r.query_id AND e.doc_id = r.doc_id);
+COMMENT ON MACRO TABLE duckrank.run_without IS 'the run without the (query_id, doc_id) pairs of exclude (seen items), in any order';

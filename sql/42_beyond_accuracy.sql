@@ -24,11 +24,13 @@
 CREATE OR REPLACE VIEW duckrank.no_items AS
     SELECT CAST(NULL AS VARCHAR) AS doc_id, CAST(NULL AS DOUBLE[]) AS features WHERE false;
 
--- Aggregate: the mean of `value` summed in `key` order, so that a value is the same bits on every
--- run and thread count (avg sums in whatever order the threads meet the rows).
-CREATE OR REPLACE MACRO duckrank.ordered_mean(value, key) AS
-    list_sum(list(value ORDER BY key)) / count(value);
-COMMENT ON MACRO duckrank.ordered_mean IS 'aggregate: mean of value summed in key order (the same bits on every run)';
+-- Aggregate: the mean of `value` summed in ascending order of the values, so that it is the same
+-- bits on every run and thread count (avg sums in whatever order the threads meet the rows). Sorting
+-- each group's values after collecting them costs far less than an ordered aggregate
+-- (list(value ORDER BY key)): diversity's 8 M pair similarities took 11.6 s that way.
+CREATE OR REPLACE MACRO duckrank.stable_mean(value) AS
+    list_sum(list_sort(list(value))) / count(value);
+COMMENT ON MACRO duckrank.stable_mean IS 'aggregate: mean of value summed in ascending order (the same bits on every run)';
 
 -- The distinct (user, item) pairs of the training interactions, item ids as text as
 -- duckrank.rank_queries holds them (ids are compared as given: Python checks that train and run
@@ -149,7 +151,7 @@ WITH users AS MATERIALIZED (
 ),
 listed AS (SELECT u.query_id, d.doc_id FROM users u, unnest(u.top) t(d)),
 per_user AS (
-    SELECT l.query_id, duckrank.ordered_mean(coalesce(p.novelty, 0.0), l.doc_id) AS value
+    SELECT l.query_id, duckrank.stable_mean(coalesce(p.novelty, 0.0)) AS value
     FROM listed l LEFT JOIN duckrank.item_popularity(train, 0) p USING (doc_id)
     GROUP BY l.query_id
 )
@@ -231,7 +233,7 @@ similarities AS (
     WHERE similarity = 'features'
 ),
 per_user AS (
-    SELECT p.query_id, 1 - duckrank.ordered_mean(coalesce(s.sim, 0.0), (p.i1, p.i2)) AS value
+    SELECT p.query_id, 1 - duckrank.stable_mean(coalesce(s.sim, 0.0)) AS value
     FROM pairs p LEFT JOIN similarities s ON s.i1 = p.i1 AND s.i2 = p.i2
     GROUP BY p.query_id
 )
@@ -275,12 +277,12 @@ similarities AS (
     WHERE similarity = 'features'
 ),
 per_item AS (
-    SELECT h.query_id, h.doc_id, (1 - duckrank.ordered_mean(coalesce(s.sim, 0.0), (h.i1, h.i2))) * any_value(h.rel)
+    SELECT h.query_id, h.doc_id, (1 - duckrank.stable_mean(coalesce(s.sim, 0.0))) * any_value(h.rel)
            AS serendipity
     FROM history h LEFT JOIN similarities s ON s.i1 = h.i1 AND s.i2 = h.i2
     GROUP BY h.query_id, h.doc_id
 ),
-per_user AS (SELECT query_id, duckrank.ordered_mean(serendipity, doc_id) AS value FROM per_item GROUP BY query_id)
+per_user AS (SELECT query_id, duckrank.stable_mean(serendipity) AS value FROM per_item GROUP BY query_id)
 SELECT u.query_id, duckrank.empty_policy(p.value, u.num_rel, empty) AS value
 FROM users u LEFT JOIN per_user p USING (query_id);
 COMMENT ON MACRO TABLE duckrank.serendipity_of IS 'serendipity@k per query: mean (1 - mean similarity to the user''s training items) * rel (MS user_serendipity)';
