@@ -761,6 +761,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     columns = {"query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col}
     # segment columns come from the run (or log), or all from a segments table joined on the query id
     own_segments = [] if segment_table is not None else segments
+    keep_order = conventions["ties"] == "input"  # the only tie rule that reads the run's row order
     exclusions = (read_table(con, exclude, "exclude", columns=columns, literal=literal)
                   if exclude is not None else None)
     attributes = (read_table(con, segment_table, "segments", columns=columns, extra=segments, literal=literal)
@@ -770,7 +771,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             raise OptionError("pass either a log, or qrels and runs, not both")
         source = read_table(con, log, "log", fmt=log_format, columns={**columns, "label": label},
                             label_map=label_map, extra=own_segments, literal=literal)
-        source = _reshaped(con, source, exclusions, attributes, segments, conventions["ties"] == "input")
+        source = _reshaped(con, source, exclusions, attributes, segments, keep_order)
         run_source, qrels_source = _split_log(con, source, segments)
         sources, run_sources = [source, run_source, qrels_source], [run_source]
     else:
@@ -782,8 +783,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
                        for run in run_list]
         _check_id_types(qrels_source, run_sources)
-        run_sources = [_reshaped(con, run, exclusions, attributes, segments, conventions["ties"] == "input")
-                       for run in run_sources]
+        run_sources = [_reshaped(con, run, exclusions, attributes, segments, keep_order) for run in run_sources]
         sources = [qrels_source, *run_sources]
     sources += [extra for extra in (exclusions, attributes) if extra is not None]
     top_k = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "top_k"]

@@ -758,20 +758,17 @@ def _table_reference(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
     catalog.table (in its main schema) or catalog.schema.table. Looked up in the catalog, not by
     binding a query: that would also find a Python variable of the name (a replacement scan)."""
     parts = name.split(".")
-    found = con.execute(
-        "SELECT count(*) FROM (SELECT database_name, schema_name, table_name AS name FROM duckdb_tables() "
-        "                      UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views()) "
-        "WHERE name = $name "
-        "UNION ALL SELECT count(*) FROM (SELECT database_name, schema_name, table_name AS name FROM duckdb_tables() "
-        "                      UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views()) "
-        "WHERE CASE len($parts) "
+    whole, qualified = con.execute(
+        "SELECT count(*) FILTER (WHERE name = $name), count(*) FILTER (WHERE CASE len($parts) "
         "      WHEN 2 THEN name = $parts[2] AND ((schema_name = $parts[1] AND database_name = current_database()) "
         "                                        OR (database_name = $parts[1] AND schema_name = 'main')) "
-        "      WHEN 3 THEN [database_name, schema_name, name] = $parts ELSE false END",
-        {"name": name, "parts": parts}).fetchall()
-    if found[0][0]:
+        "      WHEN 3 THEN [database_name, schema_name, name] = $parts ELSE false END) "
+        "FROM (SELECT database_name, schema_name, table_name AS name FROM duckdb_tables() "
+        "      UNION ALL SELECT database_name, schema_name, view_name FROM duckdb_views())",
+        {"name": name, "parts": parts}).fetchall()[0]
+    if whole:
         return quote_identifier(name)
-    if found[1][0]:
+    if qualified:
         return ".".join(quote_identifier(part) for part in parts)
     return None
 
