@@ -154,20 +154,25 @@ def _table_macro(name: str, doc: str, measures: list[str], columns: list[tuple[s
 
 
 def _top_k_macro(metric) -> str:
-    """duckrank.<name>(qrels, run, train[, items], options..., conventions...) over the hand-written
-    duckrank.<name>_of of sql/42_beyond_accuracy.sql: per query (query_id, value), or one row (value)
-    for a measure of the whole set of queries (coverage)."""
+    """duckrank.<name>(qrels, run, train[, items], options..., conventions...): the run ranked to its
+    top k (duckrank.recommended), read by the hand-written duckrank.<name>_of of
+    sql/42_beyond_accuracy.sql: per query (query_id, value), or one row (value) for a measure of the
+    whole set of queries (coverage)."""
     params = [*metric.params, *(c.param for c in CONVENTIONS.values())]
     tables = [name for name in metric.inputs if name != "items"]
     items = ", items := NULL" if "items" in metric.inputs else ""
-    call = metric.aggregate.format(qrels="qrels", run="run", train="train", items="items",
-                                   ranking=", ".join(CONVENTIONS), **{p.name: p.name for p in metric.params})
+    call = metric.aggregate.format(users="users", train="train", items="items", empty="empty",
+                                   **{p.name: p.name for p in metric.params})
+    ranking = ", ".join(name for name in CONVENTIONS if name != "empty")
     columns = "CAST(value AS DOUBLE) AS value" if metric.summary == "overall" else "query_id, CAST(value AS DOUBLE) AS value"
     return (f"CREATE OR REPLACE MACRO duckrank.{metric.name}(qrels, run, {''.join(f'{t}, ' for t in tables)}"
             f"{_wrap(_signature(params))}{items}) AS TABLE\n"
-            f"{_guard(list(CONVENTIONS), list(metric.options))}\n"
+            f"{_guard(list(CONVENTIONS), list(metric.options))},\n"
+            f"users AS MATERIALIZED (\n"
+            f"    SELECT * FROM duckrank.recommended(qrels, run, k, {ranking}, {_quote(metric.name)})\n"
+            f"    WHERE (SELECT count(fired) FROM guard) = 0)\n"
             f"SELECT {columns} FROM {call}\n"
-            f"WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;\n"
+            f"WHERE value IS NOT NULL;\n"
             f"COMMENT ON MACRO TABLE duckrank.{metric.name} IS "
             f"{_quote(metric.doc + (' (one row)' if metric.summary == 'overall' else ' (per query)'))};\n")
 

@@ -403,26 +403,59 @@ def _slices(con: duckdb.DuckDBPyConnection, plan: Plan) -> list[tuple[tuple, str
     return slices
 
 
-def _top_k_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],
-               conventions: dict[str, Any], tables: dict[str, str | None]) -> str:
-    """The beyond-accuracy measures (sql/42_beyond_accuracy.sql): each reads its own table macro over
-    a slice's run and qrels and the training (and item) tables, once per (run, segment) slice, since
-    the users of train are the queries themselves. A measure of the whole set (coverage) gives one
-    row with no query_id."""
+def _top_lists(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+               conventions: dict[str, Any]) -> tuple[int | None, list[tuple[tuple, dict[float, str]]]]:
+    """The run ranked once for every beyond-accuracy measure: each (run, segment) slice's top lists
+    (duckrank.recommended) as deep as the deepest measure reads (None: whole lists), one table per
+    relevance level the measures use (a list's rel and R depend on it). The slices are the queries
+    themselves, since training interactions call them users. Returns the depth and, per slice, its
+    key values and {relevance level: table}."""
+    cutoffs = [m.params.get("k") for m in measures]
+    depth = None if None in cutoffs else max(cutoffs)
+    levels = sorted({_level(m, conventions) for m in measures})
+    # the measures a refusal (ties := 'average') names
+    names = sql_text(", ".join(dict.fromkeys(m.spelling for m in measures)))
+    slices = []
+    for values, run_view, qrels_view in _slices(con, plan):
+        tables = {}
+        for level in levels:
+            ranking = {**conventions, "k": depth, "rel_level": level}
+            arguments = ", ".join(sql_literal(ranking[name]) for name in
+                                  ("k", "rel_level", "ties", "max_rank", "complete", "unjudged", "duplicates"))
+            tables[level] = fresh_name("top_lists")
+            con.execute(f"CREATE TEMP TABLE {tables[level]} AS SELECT * FROM duckrank.recommended("
+                        f"{sql_text(qrels_view)}, {sql_text(run_view)}, {arguments}, {names})").fetchall()
+        slices.append((values, tables))
+    return depth, slices
+
+
+def _read_training_pairs_once(con: duckdb.DuckDBPyConnection, tables: dict[str, str | None]) -> dict[str, str | None]:
+    """The tables with train's distinct pairs in a table: each measure's macro reads them, some more
+    than once, and each would otherwise redo the DISTINCT."""
+    if not tables.get("train"):
+        return tables
+    pairs = fresh_name("training_pairs")
+    con.execute(f"CREATE TEMP TABLE {pairs} AS SELECT user_id AS query_id, doc_id "
+                f"FROM duckrank.training_pairs({sql_text(tables['train'])})").fetchall()
+    return {**tables, "train": pairs}
+
+
+def _level(measure: Measure, conventions: dict[str, Any]) -> float:
+    return measure.rel_level if measure.rel_level is not None else conventions["rel_level"]
+
+
+def _top_k_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any],
+               tables: dict[str, str | None], slices: list[tuple[tuple, dict[float, str]]]) -> str:
+    """The beyond-accuracy measures (sql/42_beyond_accuracy.sql): each reads its table macro over a
+    slice's top lists (_top_lists) and the training (and item) tables. A measure of the whole set
+    (coverage) gives one row with no query_id."""
     key_columns = plan.key_columns()
     selects = []
-    if tables.get("train"):
-        # each measure's macro reads the distinct training pairs, some more than once: read them once
-        pairs = fresh_name("training_pairs")
-        con.execute(f"CREATE TEMP TABLE {pairs} AS SELECT user_id AS query_id, doc_id "
-                    f"FROM duckrank.training_pairs({sql_text(tables['train'])})").fetchall()
-        tables = {**tables, "train": pairs}
-    for values, run_view, qrels_view in _slices(con, plan):
+    for values, lists in slices:
         constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
                             for (name, _), value in zip(key_columns, values))
-        run_view = _shared_top(con, qrels_view, run_view, [m for _, m in measures], conventions)
         for index, measure in measures:
-            call = measure.top_k_sql({"qrels": qrels_view, "run": run_view, **tables}, conventions)
+            call = measure.top_k_sql({"users": lists[_level(measure, conventions)], **tables}, conventions["empty"])
             query = "NULL" if measure.summary == "overall" else "query_id"
             selects.append(f"SELECT {constants}{query} AS query_id, {index} AS measure_index, "
                            f"CAST(value AS DOUBLE) AS value, CAST(NULL AS VARCHAR) AS text FROM {call} "
@@ -430,24 +463,22 @@ def _top_k_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[
     return " UNION ALL ".join(selects)
 
 
-def _shared_top(con: duckdb.DuckDBPyConnection, qrels_view: str, run_view: str, measures: list[Measure],
-                conventions: dict[str, Any]) -> str:
-    """Several beyond-accuracy measures each rank the run in their own table macro: give them the rows
-    of each query's top k (the largest k they read), ranked once (duckrank.run_top), so that each
-    ranks a few rows a query. Not when one reads the whole list, and not for ties := 'input' (the
-    row order of the input) or a grade-ordered tie rule under another relevance level."""
-    cutoffs = [m.params.get("k") for m in measures]
-    levels = {m.rel_level for m in measures} - {None, conventions["rel_level"]}
-    if (len(measures) < 2 or None in cutoffs or conventions["ties"] in ("input", "average")
-            or (levels and conventions["ties"] in ("pessimistic", "optimistic"))):
-        return run_view
-    ranking = {**conventions, "k": max(cutoffs)}
-    arguments = ", ".join(sql_literal(ranking[name]) for name in
-                          ("k", "rel_level", "ties", "max_rank", "complete", "unjudged", "duplicates"))
+def _cut_plan(con: duckdb.DuckDBPyConnection, plan: Plan, ranked: list[Measure], depth: int | None,
+              slices: list[tuple[tuple, dict[float, str]]], conventions: dict[str, Any]) -> Plan:
+    """The plan the ranking measures read. When the run was ranked into top lists anyway and every
+    ranking measure reads only the top k those lists hold (Measure.depth), the run's rows of the
+    lists: each ranking pass then sorts k docs a query, not the whole run. Under ties := 'trec' only
+    (a subset of a ranking keeps its order; 'input' reads the rows' order, the grade-ordered rules
+    order ties by each pass's gains) and with every retrieved doc judged or not (unjudged :=
+    'nonrelevant': 'skip' renumbers the ranks, mean|median impute from every retrieved doc)."""
+    if (plan.keyed or depth is None or conventions["ties"] != "trec" or conventions["unjudged"] != "nonrelevant"
+            or not ranked or any(m.depth is None or m.depth > depth for m in ranked)):
+        return plan
+    (_, lists), = slices
     table = fresh_name("run_top")
-    con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM duckrank.run_top({sql_text(qrels_view)}, "
-                f"{sql_text(run_view)}, {arguments})").fetchall()
-    return table
+    con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM duckrank.run_top({sql_text(plan.run_view)}, "
+                f"{sql_text(next(iter(lists.values())))})").fetchall()
+    return dataclasses.replace(plan, run_view=table)
 
 
 def _read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], train: Any, items: Any,
@@ -797,12 +828,16 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         plan = _plan(con, run_sources, qrels_source, run_names, segments)
         ranking = [m for m in parsed if m.summary != "log"]
         ranked = [m for m in ranking if m.metric.reads != "top_k"]
-        batches = _query_batches(con, plan) if ranked else 1
-        estimates = _corrections(con, plan, parsed, conventions)
-        parts = (_batched_per_query(con, plan, parsed, conventions, batches, estimates) if batches > 1
-                 else [_per_query_sql(plan, parsed, conventions, estimates=estimates)] if ranked else [])
+        if top_k:
+            tables = _read_training_pairs_once(con, tables)
+        depth, slices = _top_lists(con, plan, [m for _, m in top_k], conventions) if top_k else (None, [])
+        ranked_plan = _cut_plan(con, plan, ranked, depth, slices, conventions)
+        batches = _query_batches(con, ranked_plan) if ranked else 1
+        estimates = _corrections(con, ranked_plan, parsed, conventions)
+        parts = (_batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1
+                 else [_per_query_sql(ranked_plan, parsed, conventions, estimates=estimates)] if ranked else [])
         if top_k:  # never batched: coverage is over every query at once
-            top_k_sql = _top_k_sql(con, plan, top_k, conventions, tables)
+            top_k_sql = _top_k_sql(plan, top_k, conventions, tables, slices)
             parts = [f"{parts[0]} UNION ALL {top_k_sql}", *parts[1:]] if parts else [top_k_sql]
         log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
         if log_measures:

@@ -19,7 +19,7 @@ from typing import Any
 from duckrank._pairs import parse_pairs
 from duckrank._sql import literal
 from duckrank.errors import MeasureError, OptionError
-from duckrank.registry import (ALL_TREC, CONVENTIONS, METRICS, OFFICIAL, OPTIONS, RANKED_OPTIONS, TREC_ORDER, Metric,
+from duckrank.registry import (ALL_TREC, METRICS, OFFICIAL, OPTIONS, RANKED_OPTIONS, TREC_ORDER, Metric,
                                Spelling)
 
 # Spellings -> (metric, spelling). trec_eval's names are matched exactly (in another case only
@@ -63,6 +63,15 @@ class Measure:
         return Measure(self.spelling, self.metric, (*self.given, (name, value)), self.rel_level, self.printed_name,
                        self.complete)
 
+    @property
+    def depth(self) -> int | None:
+        """Its k when it reads only the docs ranked <= k (and the qrels' counts), so that a run cut to
+        each query's top k gives its value; None when it reads more of the ranking (no k, the run's
+        own ideal ranking, each query's count of sampled negatives)."""
+        if not self.metric.cut or self.catalog is not None or self.params.get("ideal", "qrels") != "qrels":
+            return None
+        return self.params.get("k")
+
     def relation_key(self, rel_level: float, complete: bool) -> tuple:
         """Measures with equal keys share one duckrank.ranked pass: its relevance level, whether it
         scores the queries the run misses, and the measure options that change the relation (gains,
@@ -102,13 +111,12 @@ class Measure:
                 f"{estimates or 'CAST(NULL AS MAP(BIGINT, DOUBLE[]))'}, {sql_literal(self.catalog)}, "
                 f"{sql_literal(self.params['correction'])})")
 
-    def top_k_sql(self, tables: dict[str, str | None], conventions: dict[str, Any]) -> str:
-        """The table macro call of a top_k measure (beyond accuracy) over the named qrels, run, train
-        and items views, with the conventions (its own relevance level, if it has one)."""
-        values = {**conventions, "rel_level": self.rel_level if self.rel_level is not None else conventions["rel_level"]}
-        ranking = ", ".join(sql_literal(values[name]) for name in CONVENTIONS)
+    def top_k_sql(self, tables: dict[str, str | None], empty: str) -> str:
+        """The table macro call of a top_k measure (beyond accuracy) over the named tables: `users`
+        (the run's top lists, duckrank.recommended's columns, at least this measure's k deep), train
+        and items; `empty` is the empty policy."""
         return self.metric.aggregate.format(**{name: literal(table) for name, table in tables.items()},
-                                            ranking=ranking,
+                                            empty=sql_literal(empty),
                                             **{name: sql_literal(value) for name, value in self.params.items()})
 
 

@@ -233,8 +233,9 @@ class Metric:
     value: str = "number"  # number, or text: a string per query (relstring), with no summary
     per_query: bool = True  # whether per-query rows are reported (trec_eval hides num_q, gm_map)
     reads: str = "judged"  # judged: the judged docs suffice; all: every retrieved doc; log: a log;
-    #   top_k: each query's top k of every retrieved doc, by its own table macro over qrels, run and the
-    #   inputs its aggregate names ({train}, {items}; the conventions as {ranking})
+    #   top_k: each query's top k of every retrieved doc: a table macro over {users} (the run ranked
+    #   once for all such measures: duckrank.recommended's lists) and the inputs its aggregate names
+    #   ({train}, {items}; the empty policy as {empty})
     trec_eval: tuple[Spelling, ...] = ()
     ir_measures: tuple[Spelling, ...] = ()
     ranx: tuple[Spelling, ...] = ()
@@ -248,6 +249,10 @@ class Metric:
     # items (SQL over `rank` and {option} placeholders): a measure with one can be corrected for
     # sampling (sql/45_sampled.sql); it then takes the SAMPLED_OPTIONS.
     sampled: str = ""
+    # With k set, it reads only the docs ranked <= k and the qrels' counts (R, N, the ideal ranking,
+    # the top grade), never how many were retrieved beyond k: a run cut to each query's top k gives
+    # the same value, so it may be scored from such a cut.
+    cut: bool = False
 
     @property
     def cutoff(self) -> str | None:
@@ -307,30 +312,30 @@ _BEYOND = "sql/42_beyond_accuracy.sql"
 METRICS: dict[str, Metric] = {m.name: m for m in [
     M("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
       ("k", *SAMPLED_OPTIONS), trec_eval=(spell("P", "k", CUTOFFS), spell("set_P")), ir_measures=(spell("P"),),
-      ranx=(spell("precision"),), recommenders=(spell("precision_at_k", k=MS_K),), oracle="pytrec_eval", source=_SET,
+      ranx=(spell("precision"),), recommenders=(spell("precision_at_k", k=MS_K),), cut=True, oracle="pytrec_eval", source=_SET,
       sampled="duckrank.precision_at_rank(rank, {k}, {sampled})"),
     M("recall", "duckrank.recall_of(q, {k}, {cap})", "R@k = relevant docs in the top k / R (cap: / min(R, k))",
       ("k", "cap", *SAMPLED_OPTIONS), trec_eval=(spell("recall", "k", CUTOFFS), spell("relative_P", "k", CUTOFFS, cap=True), spell("set_recall"),
                  spell("set_relative_P", cap=True)),
       ir_measures=(spell("R"),), ranx=(spell("recall"),), recommenders=(spell("recall_at_k", k=MS_K),),
-      oracle="pytrec_eval", source=_SET, sampled="duckrank.hit_at_rank(rank, {k})"),
+      cut=True, oracle="pytrec_eval", source=_SET, sampled="duckrank.hit_at_rank(rank, {k})"),
     M("f_measure", "duckrank.f_measure_of(q, {k}, {beta})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
       ("k", "beta"), trec_eval=(spell("set_F", "beta^2"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
-      oracle="pytrec_eval", source=_SET),
+      cut=True, oracle="pytrec_eval", source=_SET),
     M("hit_rate", "duckrank.hit_rate_of(q, {k})", "hit@k = 1 if a relevant doc is in the top k, else 0",
       ("k", *SAMPLED_OPTIONS), trec_eval=(spell("success", "k", ("1", "5", "10")),), ir_measures=(spell("Success"),),
-      ranx=(spell("hit_rate"),), aliases=(spell("hit"), spell("hits_at")), oracle="pytrec_eval", source=_SET,
+      ranx=(spell("hit_rate"),), aliases=(spell("hit"), spell("hits_at")), cut=True, oracle="pytrec_eval", source=_SET,
       sampled="duckrank.hit_at_rank(rank, {k})"),
     M("reciprocal_rank", "duckrank.reciprocal_rank_of(q, {k})", "RR@k = 1 / rank of the first relevant doc in the "
       "top k, else 0 (mean: MRR)", ("k", *SAMPLED_OPTIONS), trec_eval=(spell("recip_rank"),), ir_measures=(spell("RR"),),
-      ranx=(spell("mrr"),), aliases=(spell("reciprocal_rank"),), oracle="pytrec_eval", source=_RANK,
+      ranx=(spell("mrr"),), aliases=(spell("reciprocal_rank"),), cut=True, oracle="pytrec_eval", source=_RANK,
       sampled="duckrank.reciprocal_at_rank(rank, {k})"),
     M("average_precision", "duckrank.average_precision_of(q, {k}, {denominator})",
       "AP@k = sum of P@i over the relevant ranks i <= k, / R (or min(R, k), or the hits) (mean: MAP)",
       ("k", "denominator", *SAMPLED_OPTIONS), trec_eval=(spell("map"), spell("map_cut", "k", CUTOFFS)),
       ir_measures=(spell("AP"),), ranx=(spell("map"),),
       recommenders=(spell("map_at_k", k=MS_K, denominator="min"), spell("ms_map", k=MS_K)),
-      aliases=(spell("average_precision"),), oracle="pytrec_eval", source=_RANK,
+      aliases=(spell("average_precision"),), cut=True, oracle="pytrec_eval", source=_RANK,
       sampled="duckrank.reciprocal_at_rank(rank, {k})"),
     M("r_precision", "duckrank.r_precision_of(q, {mult})", "R-precision = P@R (mult: P@floor(mult R + 0.9))",
       ("mult",), trec_eval=(spell("Rprec"), spell("Rprec_mult", "mult", RPREC_MULTS)), ir_measures=(spell("Rprec"),),
@@ -339,7 +344,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("recommenders_r_precision", "duckrank.recommenders_r_precision_of(q, {k})", "Microsoft Recommenders' "
       "R-precision@k = relevant docs in the top min(R, k) / R; a query with none there has no value (MS's mean "
       "leaves it out)", ("k",), recommenders=(spell("r_precision_at_k", k=MS_K),),
-      aliases=(spell("recommenders_r_precision"),), oracle="recommenders", source=_SET),
+      aliases=(spell("recommenders_r_precision"),), cut=True, oracle="recommenders", source=_SET),
     M("bpref", "duckrank.bpref_of(q)", "bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R)",
       trec_eval=(spell("bpref"),), ir_measures=(spell("Bpref"),), ranx=(spell("bpref"),), oracle="pytrec_eval",
       source=_RANK),
@@ -351,28 +356,28 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       "mean interpolated precision at recall 0, 0.1, ..., 1", trec_eval=(spell("11pt_avg"),),
       aliases=(spell("eleven_point_average"),), oracle="pytrec_eval", source=_RANK),
     M("cg", "duckrank.cg_of(q, {k})", "CG@k = sum of the gains in the top k", ("k", "gain", "gain_map"),
-      aliases=(spell("cg"),), oracle="formula", source=_GAIN),
+      aliases=(spell("cg"),), cut=True, oracle="formula", source=_GAIN),
     M("dcg", "duckrank.dcg_of(q, {k})", "DCG@k = sum of g(i) / log2(i + 1) over the top k", ("k", "gain", "gain_map"),
-      ranx=(spell("dcg"), spell("dcg_burges", gain="exp")), oracle="ranx", source=_GAIN),
+      ranx=(spell("dcg"), spell("dcg_burges", gain="exp")), cut=True, oracle="ranx", source=_GAIN),
     M("idcg", "duckrank.idcg_of(q, {k}, {ideal})", "IDCG@k = DCG@k of the ideal ordering",
-      ("k", "gain", "gain_map", "ideal"), aliases=(spell("idcg"),), oracle="formula", source=_GAIN),
+      ("k", "gain", "gain_map", "ideal"), aliases=(spell("idcg"),), cut=True, oracle="formula", source=_GAIN),
     M("ndcg", "duckrank.ndcg_of(q, {k}, {ideal})", "nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0",
       ("k", "gain", "gain_map", "ideal", *SAMPLED_OPTIONS),
       trec_eval=(spell("ndcg", "gain_map"), spell("ndcg_cut", "k", CUTOFFS)), ir_measures=(spell("nDCG"),),
       ranx=(spell("ndcg"), spell("ndcg_burges", gain="exp")),
-      recommenders=(spell("ndcg_at_k", k=MS_K, gain="binary", complete=True),), oracle="pytrec_eval", source=_GAIN,
+      recommenders=(spell("ndcg_at_k", k=MS_K, gain="binary", complete=True),), cut=True, oracle="pytrec_eval", source=_GAIN,
       sampled="duckrank.discount_at_rank(rank, {k})"),
     M("err", "duckrank.err_of(q, {k})", "ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), "
-      "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR"),), oracle="formula", source=_GAIN),
+      "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR"),), cut=True, oracle="formula", source=_GAIN),
     M("rbp", "duckrank.rbp_of(q, {k}, {p}, {graded})", "RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), "
       "w = grade / max(1, the query's top grade) (graded) or rel(i)", ("k", "p", "graded"),
-      trec_eval=(spell("rbp", "named", p=0.9),), ir_measures=(spell("RBP"),), ranx=(spell("rbp"),), oracle="ranx",
+      trec_eval=(spell("rbp", "named", p=0.9),), ir_measures=(spell("RBP"),), ranx=(spell("rbp"),), cut=True, oracle="ranx",
       also=(("residual", "rbp_residual"),), source=_GAIN),
     M("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p})", "RBP's residual: the weight of the unjudged docs in "
       "the top k and of the ranks beyond", ("k", "p"), trec_eval=(spell("rbp_resid", "named", p=0.9),),
       aliases=(spell("rbp_residual"),), oracle="formula", source=_GAIN),
     M("judged", "duckrank.judged_of(q, {k})", "Judged@k = the share of the top k (or of the retrieved, if fewer) that "
-      "is judged", ("k",), ir_measures=(spell("Judged"),), oracle="ir_measures", source=_SET),
+      "is judged", ("k",), ir_measures=(spell("Judged"),), cut=True, oracle="ir_measures", source=_SET),
     M("auc", "duckrank.auc_of(q)", "AUC of a query's retrieved docs by rank sums, ties averaged (NULL without both "
       "classes)", SAMPLED_OPTIONS, reads="all", aliases=(spell("auc"),), oracle="formula", source=_AUC,
       sampled="duckrank.auc_at_rank(rank, {sampled})"),
@@ -387,31 +392,31 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("rmse", "duckrank.rmse_of(q)", "RMSE = sqrt(mean (score - grade)^2) over the judged retrieved docs",
       aliases=(spell("rmse"),), oracle="sklearn", source=_RATING),
     # beyond accuracy: Microsoft Recommenders' definitions (its python_evaluation), popularity bias
-    M("catalog_coverage", "duckrank.catalog_coverage_of({qrels}, {run}, {train}, {k}, {ranking})",
+    M("catalog_coverage", "duckrank.catalog_coverage_of({users}, {train}, {k}, {empty})",
       "summary only: distinct items in the scored queries' top k / distinct items in train (MS catalog_coverage)", ("k",),
       summary="overall", per_query=False, reads="top_k", aliases=(spell("catalog_coverage"),),
       oracle="recommenders", source=_BEYOND),
-    M("distributional_coverage", "duckrank.distributional_coverage_of({qrels}, {run}, {k}, {ranking})",
+    M("distributional_coverage", "duckrank.distributional_coverage_of({users}, {k}, {empty})",
       "summary only: entropy -sum p(i) log2 p(i) of each item's share of the top-k recommendations "
       "(MS distributional_coverage)",
       ("k",), summary="overall", per_query=False, reads="top_k", aliases=(spell("distributional_coverage"),),
       oracle="recommenders", source=_BEYOND),
-    M("novelty", "duckrank.novelty_of({qrels}, {run}, {train}, {k}, {ranking})",
+    M("novelty", "duckrank.novelty_of({users}, {train}, {k}, {empty})",
       "mean over the top k of -log2(n(i) / N), n(i) = users who trained on i, N = training pairs (MS novelty)",
       ("k",), reads="top_k", aliases=(spell("novelty"),), oracle="recommenders", source=_BEYOND),
-    M("diversity", "duckrank.diversity_of({qrels}, {run}, {train}, {items}, {k}, {similarity}, {ranking})",
+    M("diversity", "duckrank.diversity_of({users}, {train}, {items}, {k}, {similarity}, {empty})",
       "1 - mean similarity of the pairs of items in the top k (MS user_diversity)", ("k", "similarity"),
       reads="top_k", aliases=(spell("diversity"),), oracle="recommenders", source=_BEYOND),
-    M("serendipity", "duckrank.serendipity_of({qrels}, {run}, {train}, {items}, {k}, {similarity}, {ranking})",
+    M("serendipity", "duckrank.serendipity_of({users}, {train}, {items}, {k}, {similarity}, {empty})",
       "mean over the top k of (1 - mean similarity to the user's training items) * rel(i) (MS user_serendipity)",
       ("k", "similarity"), reads="top_k", aliases=(spell("serendipity"),), oracle="recommenders", source=_BEYOND),
-    M("arp", "duckrank.arp_of({qrels}, {run}, {train}, {k}, {head}, {ranking})",
+    M("arp", "duckrank.arp_of({users}, {train}, {k}, {head}, {empty})",
       "ARP@k = mean over the top k of n(i), the item's training interactions", ("k", "head"), reads="top_k",
       aliases=(spell("arp"),), oracle="formula", source=_BEYOND),
-    M("aplt", "duckrank.aplt_of({qrels}, {run}, {train}, {k}, {head}, {ranking})",
+    M("aplt", "duckrank.aplt_of({users}, {train}, {k}, {head}, {empty})",
       "APLT@k = share of the top k outside the short head", ("k", "head"), reads="top_k",
       aliases=(spell("aplt"),), oracle="formula", source=_BEYOND),
-    M("aclt", "duckrank.aclt_of({qrels}, {run}, {train}, {k}, {head}, {ranking})",
+    M("aclt", "duckrank.aclt_of({users}, {train}, {k}, {head}, {empty})",
       "ACLT@k = items of the top k outside the short head", ("k", "head"), reads="top_k",
       aliases=(spell("aclt"),), oracle="formula", source=_BEYOND),
     M("num_q", "1", "the number of queries scored", summary="count", per_query=False,

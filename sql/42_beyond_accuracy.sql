@@ -12,9 +12,13 @@
 -- Recommenders assumes there are no duplicates). An item's popularity n(i) is the number of users
 -- who interacted with it; N = the number of (user, item) pairs.
 --
--- The per-query table macros duckrank.<measure>_of(qrels, run, train, ..., conventions) return
--- (query_id, value) under the empty policy; the public ones with defaults and option checks are
--- generated from the registry (sql/60_measures.sql). The coverage measures return one row (value).
+-- The run is ranked once for every measure (duckrank.recommended, at the largest k asked for): the
+-- per-query table macros duckrank.<measure>_of(users, train, ..., k, empty) read those lists from
+-- `users`, the name of a relation of duckrank.recommended's columns (a table, or a WITH of the
+-- calling query), each cutting them to its own k, and return (query_id, value) under the empty
+-- policy. The public macros duckrank.<measure>(qrels, run, train, ...), with defaults and option
+-- checks, rank and call them (generated from the registry: sql/60_measures.sql). The coverage
+-- measures return one row (value).
 -- A query with no retrieved doc has no value (NULL), whatever `complete` says; so has a query with
 -- fewer than two docs for diversity and a user with no training interaction for serendipity (MS
 -- Recommenders leaves those users out too).
@@ -88,18 +92,23 @@ FROM duckrank.rank_queries(qrels, run, rel_level, ties,
                            duplicates, false) q;
 COMMENT ON MACRO TABLE duckrank.recommended IS 'each scored query''s top k (every retrieved doc ranked) as a list of {rank, doc_id, rel}, with num_rel';
 
--- The run's rows of each scored query's top k: a run whose top k (any k up to this one) is the
--- full run's under the same conventions, so that several measures need not each rank the whole run
--- (sorting a subset keeps its order; ties := 'input' needs the original row order, so not for it).
-CREATE OR REPLACE MACRO duckrank.run_top(qrels, run, k, rel_level, ties, max_rank, complete, unjudged,
-        duplicates) AS TABLE
+-- Each query's top k from `users`, a relation of duckrank.recommended's columns (query_id, num_rel,
+-- top) ranked at least k deep: one ranking serves every measure, each cutting it to its own k.
+-- `users` is a relation's name: a table's, or a WITH's of the calling query.
+CREATE OR REPLACE MACRO duckrank.top_of(users, k) AS TABLE
+SELECT query_id, num_rel, list_filter(top, lambda d: d.rank <= coalesce(k, d.rank)) AS top
+FROM query_table(users);
+COMMENT ON MACRO TABLE duckrank.top_of IS 'each query''s top k (query_id, num_rel, top) of a relation of duckrank.recommended''s columns';
+
+-- The run's rows of the queries' top lists in `users` (duckrank.recommended's columns): a run
+-- whose top k (any k up to the lists') is the full run's under the same conventions, so that other
+-- passes need not rank the whole run (sorting a subset keeps its order under ties := 'trec').
+CREATE OR REPLACE MACRO duckrank.run_top(run, users) AS TABLE
 SELECT r.query_id, r.doc_id, r.score
 FROM query_table(CAST(run AS VARCHAR)) r
-SEMI JOIN (SELECT u.query_id, d.doc_id
-           FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates,
-                                     'the top k') u, unnest(u.top) t(d)) top
+SEMI JOIN (SELECT u.query_id, d.doc_id FROM query_table(users) u, unnest(u.top) t(d)) top
     ON top.query_id = r.query_id AND top.doc_id = CAST(r.doc_id AS VARCHAR);
-COMMENT ON MACRO TABLE duckrank.run_top IS 'the run rows of each scored query''s top k (the same top k under the same conventions)';
+COMMENT ON MACRO TABLE duckrank.run_top IS 'the run rows of each query''s top list in users (duckrank.recommended''s columns)';
 
 -- Cosine similarity of two items from co-occurrence (Zhang et al., Auralist, WSDM 2012; MS
 -- _get_cooccurrence_similarity): users who have both / sqrt(n(i)) sqrt(n(j)).
@@ -143,32 +152,24 @@ COMMENT ON MACRO duckrank.similarity_problems IS 'check that similarity := ''fea
 -- novelty@k per user: the mean novelty -log2(n(i) / N) of the top k; an item never trained on
 -- counts 0, as in MS novelty (which sums item novelty over the recommendations it can join to
 -- train and divides by all of them). The mean over users is MS's novelty when every list has k items.
-CREATE OR REPLACE MACRO duckrank.novelty_of(qrels, run, train, k, rel_level, ties, max_rank, complete, empty,
-        unjudged, duplicates) AS TABLE
-WITH users AS MATERIALIZED (
-    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates,
-                                       'novelty')
-),
-listed AS (SELECT u.query_id, d.doc_id FROM users u, unnest(u.top) t(d)),
+CREATE OR REPLACE MACRO duckrank.novelty_of(users, train, k, empty) AS TABLE
+WITH chosen AS MATERIALIZED (SELECT * FROM duckrank.top_of(users, k)),
+listed AS (SELECT u.query_id, d.doc_id FROM chosen u, unnest(u.top) t(d)),
 per_user AS (
     SELECT l.query_id, duckrank.stable_mean(coalesce(p.novelty, 0.0)) AS value
     FROM listed l LEFT JOIN duckrank.item_popularity(train, 0) p USING (doc_id)
     GROUP BY l.query_id
 )
 SELECT u.query_id, duckrank.empty_policy(p.value, u.num_rel, empty) AS value
-FROM users u LEFT JOIN per_user p USING (query_id);
-COMMENT ON MACRO TABLE duckrank.novelty_of IS 'novelty@k per query: mean -log2(n(i)/N) of the top k (untrained items 0)';
+FROM chosen u LEFT JOIN per_user p USING (query_id);
+COMMENT ON MACRO TABLE duckrank.novelty_of IS 'novelty@k per query of ranked top lists (users)';
 
 -- Popularity bias per user over the top k, with p(i) = n(i) (0 for an item never trained on) and
 -- the long tail = every item outside the short head (untrained items included):
 --   ARP@k  = mean p(i);  APLT@k = share of long-tail items;  ACLT@k = count of long-tail items.
-CREATE OR REPLACE MACRO duckrank.popularity_bias_of(qrels, run, train, k, head, rel_level, ties, max_rank,
-        complete, empty, unjudged, duplicates, metric) AS TABLE
-WITH users AS MATERIALIZED (
-    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates,
-                                       metric)
-),
-listed AS (SELECT u.query_id, d.doc_id FROM users u, unnest(u.top) t(d)),
+CREATE OR REPLACE MACRO duckrank.popularity_bias_of(users, train, k, head, empty, metric) AS TABLE
+WITH chosen AS MATERIALIZED (SELECT * FROM duckrank.top_of(users, k)),
+listed AS (SELECT u.query_id, d.doc_id FROM chosen u, unnest(u.top) t(d)),
 per_user AS (
     SELECT l.query_id,
            CASE metric WHEN 'arp' THEN avg(coalesce(p.interactions, 0))
@@ -178,41 +179,32 @@ per_user AS (
     GROUP BY l.query_id
 )
 SELECT u.query_id, duckrank.empty_policy(p.value, u.num_rel, empty) AS value
-FROM users u LEFT JOIN per_user p USING (query_id);
-COMMENT ON MACRO TABLE duckrank.popularity_bias_of IS 'arp, aplt or aclt (metric) per query over the top k';
+FROM chosen u LEFT JOIN per_user p USING (query_id);
+COMMENT ON MACRO TABLE duckrank.popularity_bias_of IS 'arp, aplt or aclt (metric) per query of ranked top lists (users)';
 
-CREATE OR REPLACE MACRO duckrank.arp_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty,
-        unjudged, duplicates) AS TABLE
-SELECT * FROM duckrank.popularity_bias_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty,
-                                          unjudged, duplicates, 'arp');
-COMMENT ON MACRO TABLE duckrank.arp_of IS 'ARP@k per query: mean training popularity of the top k';
+CREATE OR REPLACE MACRO duckrank.arp_of(users, train, k, head, empty) AS TABLE
+SELECT * FROM duckrank.popularity_bias_of(users, train, k, head, empty, 'arp');
+COMMENT ON MACRO TABLE duckrank.arp_of IS 'ARP@k per query of ranked top lists (users)';
 
-CREATE OR REPLACE MACRO duckrank.aplt_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty,
-        unjudged, duplicates) AS TABLE
-SELECT * FROM duckrank.popularity_bias_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty,
-                                          unjudged, duplicates, 'aplt');
-COMMENT ON MACRO TABLE duckrank.aplt_of IS 'APLT@k per query: share of long-tail items in the top k';
+CREATE OR REPLACE MACRO duckrank.aplt_of(users, train, k, head, empty) AS TABLE
+SELECT * FROM duckrank.popularity_bias_of(users, train, k, head, empty, 'aplt');
+COMMENT ON MACRO TABLE duckrank.aplt_of IS 'APLT@k per query of ranked top lists (users)';
 
-CREATE OR REPLACE MACRO duckrank.aclt_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty,
-        unjudged, duplicates) AS TABLE
-SELECT * FROM duckrank.popularity_bias_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty,
-                                          unjudged, duplicates, 'aclt');
-COMMENT ON MACRO TABLE duckrank.aclt_of IS 'ACLT@k per query: count of long-tail items in the top k';
+CREATE OR REPLACE MACRO duckrank.aclt_of(users, train, k, head, empty) AS TABLE
+SELECT * FROM duckrank.popularity_bias_of(users, train, k, head, empty, 'aclt');
+COMMENT ON MACRO TABLE duckrank.aclt_of IS 'ACLT@k per query of ranked top lists (users)';
 
 -- diversity@k per user (MS user_diversity, Ziegler et al. 2005): 1 - the mean similarity over the
 -- pairs of distinct items of the top k; a pair with no similarity (never co-occurring, an item never
 -- trained on or without features) counts 0. Only the pairs some top k holds are looked up: for
 -- co-occurrence, the users of one item of each pair are probed for the other, never the full
 -- item-item matrix.
-CREATE OR REPLACE MACRO duckrank.diversity_of(qrels, run, train, items, k, similarity, rel_level, ties, max_rank,
-        complete, empty, unjudged, duplicates) AS TABLE
+CREATE OR REPLACE MACRO duckrank.diversity_of(users, train, items, k, similarity, empty) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(duckrank.similarity_problems(similarity, items)) AS fired),
-users AS MATERIALIZED (
-    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates,
-                                       'diversity')
-    WHERE (SELECT count(fired) FROM guard) = 0
+chosen AS MATERIALIZED (
+    SELECT * FROM duckrank.top_of(users, k) WHERE (SELECT count(fired) FROM guard) = 0
 ),
-listed AS (SELECT u.query_id, d.doc_id FROM users u, unnest(u.top) t(d)),
+listed AS (SELECT u.query_id, d.doc_id FROM chosen u, unnest(u.top) t(d)),
 pairs AS MATERIALIZED (
     SELECT a.query_id, a.doc_id AS i1, b.doc_id AS i2
     FROM listed a JOIN listed b ON a.query_id = b.query_id AND a.doc_id < b.doc_id
@@ -238,24 +230,21 @@ per_user AS (
     GROUP BY p.query_id
 )
 SELECT u.query_id, duckrank.empty_policy(p.value, u.num_rel, empty) AS value
-FROM users u LEFT JOIN per_user p USING (query_id);
-COMMENT ON MACRO TABLE duckrank.diversity_of IS 'diversity@k per query: 1 - mean similarity of the pairs of the top k (MS user_diversity)';
+FROM chosen u LEFT JOIN per_user p USING (query_id);
+COMMENT ON MACRO TABLE duckrank.diversity_of IS 'diversity@k per query of ranked top lists (users)';
 
 -- serendipity@k per user (MS user_serendipity, Zhang et al. 2012): the mean over the top k of
 -- (1 - the item's mean similarity to each item the user trained on) * rel(i), rel(i) = 1 when the
 -- qrels grade the item >= rel_level (MS's col_relevance). An item's similarity to itself is 1 under
 -- co-occurrence (a recommended item the user trained on), its feature cosine under features.
-CREATE OR REPLACE MACRO duckrank.serendipity_of(qrels, run, train, items, k, similarity, rel_level, ties, max_rank,
-        complete, empty, unjudged, duplicates) AS TABLE
+CREATE OR REPLACE MACRO duckrank.serendipity_of(users, train, items, k, similarity, empty) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(duckrank.similarity_problems(similarity, items)) AS fired),
-users AS MATERIALIZED (
-    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates,
-                                       'serendipity')
-    WHERE (SELECT count(fired) FROM guard) = 0
+chosen AS MATERIALIZED (
+    SELECT * FROM duckrank.top_of(users, k) WHERE (SELECT count(fired) FROM guard) = 0
 ),
 trained AS MATERIALIZED (SELECT * FROM duckrank.training_pairs(train)),
 -- every (recommended, trained) pair of a user, as (i1 <= i2)
-listed AS (SELECT u.query_id, d.doc_id, d.rel FROM users u, unnest(u.top) t(d)),
+listed AS (SELECT u.query_id, d.doc_id, d.rel FROM chosen u, unnest(u.top) t(d)),
 history AS MATERIALIZED (
     SELECT l.query_id, l.doc_id, l.rel, least(l.doc_id, t.doc_id) AS i1, greatest(l.doc_id, t.doc_id) AS i2
     FROM listed l JOIN trained t ON t.user_id = l.query_id
@@ -284,41 +273,32 @@ per_item AS (
 ),
 per_user AS (SELECT query_id, duckrank.stable_mean(serendipity) AS value FROM per_item GROUP BY query_id)
 SELECT u.query_id, duckrank.empty_policy(p.value, u.num_rel, empty) AS value
-FROM users u LEFT JOIN per_user p USING (query_id);
-COMMENT ON MACRO TABLE duckrank.serendipity_of IS 'serendipity@k per query: mean (1 - mean similarity to the user''s training items) * rel (MS user_serendipity)';
+FROM chosen u LEFT JOIN per_user p USING (query_id);
+COMMENT ON MACRO TABLE duckrank.serendipity_of IS 'serendipity@k per query of ranked top lists (users)';
 
 -- The recommendations of the queries a summary averages: empty := 'skip' leaves out the queries
 -- with no relevant doc, as it does from every mean.
-CREATE OR REPLACE MACRO duckrank.summarised_recommendations(qrels, run, k, rel_level, ties, max_rank, complete,
-        empty, unjudged, duplicates, metric) AS TABLE
+CREATE OR REPLACE MACRO duckrank.summarised_recommendations(users, k, empty) AS TABLE
 SELECT u.query_id, d.doc_id
-FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, metric) u,
-     unnest(u.top) t(d)
+FROM duckrank.top_of(users, k) u, unnest(u.top) t(d)
 WHERE u.num_rel > 0 OR empty <> 'skip';
 COMMENT ON MACRO TABLE duckrank.summarised_recommendations IS 'the (query_id, doc_id) pairs of the top k of the queries a summary averages';
 
 -- catalog_coverage@k (MS catalog_coverage; Shani and Gunawardana 2010): the distinct items of the
 -- scored queries' top k / the distinct items of train. An item never trained on counts in the
 -- numerator, as in MS (so the value may pass 1).
-CREATE OR REPLACE MACRO duckrank.catalog_coverage_of(qrels, run, train, k, rel_level, ties, max_rank, complete,
-        empty, unjudged, duplicates) AS TABLE
-SELECT (SELECT count(DISTINCT doc_id)
-        FROM duckrank.summarised_recommendations(qrels, run, k, rel_level, ties, max_rank, complete, empty,
-                                                 unjudged, duplicates, 'catalog coverage'))
+CREATE OR REPLACE MACRO duckrank.catalog_coverage_of(users, train, k, empty) AS TABLE
+SELECT (SELECT count(DISTINCT doc_id) FROM duckrank.summarised_recommendations(users, k, empty))
        / (SELECT count(DISTINCT doc_id) FROM duckrank.training_pairs(train)) AS value;
-COMMENT ON MACRO TABLE duckrank.catalog_coverage_of IS 'catalog_coverage@k: distinct recommended items / distinct trained items';
+COMMENT ON MACRO TABLE duckrank.catalog_coverage_of IS 'catalog_coverage@k of ranked top lists (users)';
 
 -- distributional_coverage@k (MS distributional_coverage; Shani and Gunawardana 2010, eq. 21): the
 -- entropy -sum p(i) log2 p(i) of how often each item is recommended, p(i) = its share of all the
 -- recommendations (top k rows) of the scored queries. Reads no training data.
-CREATE OR REPLACE MACRO duckrank.distributional_coverage_of(qrels, run, k, rel_level, ties, max_rank, complete,
-        empty, unjudged, duplicates) AS TABLE
+CREATE OR REPLACE MACRO duckrank.distributional_coverage_of(users, k, empty) AS TABLE
 WITH counts AS (
-    SELECT doc_id, count(*) AS times
-    FROM duckrank.summarised_recommendations(qrels, run, k, rel_level, ties, max_rank, complete, empty, unjudged,
-                                             duplicates, 'distributional coverage')
-    GROUP BY doc_id
+    SELECT doc_id, count(*) AS times FROM duckrank.summarised_recommendations(users, k, empty) GROUP BY doc_id
 )
 SELECT -list_sum(list((times / total) * log2(times / total) ORDER BY doc_id)) AS value
 FROM counts CROSS JOIN (SELECT CAST(sum(times) AS DOUBLE) AS total FROM counts);
-COMMENT ON MACRO TABLE duckrank.distributional_coverage_of IS 'distributional_coverage@k: entropy of the recommendation counts of the top k';
+COMMENT ON MACRO TABLE duckrank.distributional_coverage_of IS 'distributional_coverage@k of ranked top lists (users)';

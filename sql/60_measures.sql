@@ -432,9 +432,12 @@ CREATE OR REPLACE MACRO duckrank.catalog_coverage(qrels, run, train, k := NULL, 
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired)
-SELECT CAST(value AS DOUBLE) AS value FROM duckrank.catalog_coverage_of(qrels, run, train, k, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
-WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+        duckrank.score_problems(run))) AS fired),
+users AS MATERIALIZED (
+    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'catalog_coverage')
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT CAST(value AS DOUBLE) AS value FROM duckrank.catalog_coverage_of(users, train, k, empty)
+WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.catalog_coverage IS 'summary only: distinct items in the scored queries'' top k / distinct items in train (MS catalog_coverage) (one row)';
 
 CREATE OR REPLACE MACRO duckrank.distributional_coverage(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
@@ -442,9 +445,12 @@ CREATE OR REPLACE MACRO duckrank.distributional_coverage(qrels, run, k := NULL, 
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired)
-SELECT CAST(value AS DOUBLE) AS value FROM duckrank.distributional_coverage_of(qrels, run, k, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
-WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+        duckrank.score_problems(run))) AS fired),
+users AS MATERIALIZED (
+    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'distributional_coverage')
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT CAST(value AS DOUBLE) AS value FROM duckrank.distributional_coverage_of(users, k, empty)
+WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.distributional_coverage IS 'summary only: entropy -sum p(i) log2 p(i) of each item''s share of the top-k recommendations (MS distributional_coverage) (one row)';
 
 CREATE OR REPLACE MACRO duckrank.novelty(qrels, run, train, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
@@ -452,9 +458,12 @@ CREATE OR REPLACE MACRO duckrank.novelty(qrels, run, train, k := NULL, rel_level
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired)
-SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.novelty_of(qrels, run, train, k, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
-WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+        duckrank.score_problems(run))) AS fired),
+users AS MATERIALIZED (
+    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'novelty')
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.novelty_of(users, train, k, empty)
+WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.novelty IS 'mean over the top k of -log2(n(i) / N), n(i) = users who trained on i, N = training pairs (MS novelty) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.diversity(qrels, run, train, k := NULL, similarity := 'cooccurrence', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
@@ -462,9 +471,12 @@ CREATE OR REPLACE MACRO duckrank.diversity(qrels, run, train, k := NULL, similar
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, similarity := similarity),
-        duckrank.score_problems(run))) AS fired)
-SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.diversity_of(qrels, run, train, items, k, similarity, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
-WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+        duckrank.score_problems(run))) AS fired),
+users AS MATERIALIZED (
+    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'diversity')
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.diversity_of(users, train, items, k, similarity, empty)
+WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.diversity IS '1 - mean similarity of the pairs of items in the top k (MS user_diversity) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.serendipity(qrels, run, train, k := NULL, similarity := 'cooccurrence', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
@@ -472,9 +484,12 @@ CREATE OR REPLACE MACRO duckrank.serendipity(qrels, run, train, k := NULL, simil
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, similarity := similarity),
-        duckrank.score_problems(run))) AS fired)
-SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.serendipity_of(qrels, run, train, items, k, similarity, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
-WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+        duckrank.score_problems(run))) AS fired),
+users AS MATERIALIZED (
+    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'serendipity')
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.serendipity_of(users, train, items, k, similarity, empty)
+WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.serendipity IS 'mean over the top k of (1 - mean similarity to the user''s training items) * rel(i) (MS user_serendipity) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.arp(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
@@ -482,9 +497,12 @@ CREATE OR REPLACE MACRO duckrank.arp(qrels, run, train, k := NULL, head := 0.2, 
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, head := head),
-        duckrank.score_problems(run))) AS fired)
-SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.arp_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
-WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+        duckrank.score_problems(run))) AS fired),
+users AS MATERIALIZED (
+    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'arp')
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.arp_of(users, train, k, head, empty)
+WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.arp IS 'ARP@k = mean over the top k of n(i), the item''s training interactions (per query)';
 
 CREATE OR REPLACE MACRO duckrank.aplt(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
@@ -492,9 +510,12 @@ CREATE OR REPLACE MACRO duckrank.aplt(qrels, run, train, k := NULL, head := 0.2,
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, head := head),
-        duckrank.score_problems(run))) AS fired)
-SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.aplt_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
-WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+        duckrank.score_problems(run))) AS fired),
+users AS MATERIALIZED (
+    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'aplt')
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.aplt_of(users, train, k, head, empty)
+WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.aplt IS 'APLT@k = share of the top k outside the short head (per query)';
 
 CREATE OR REPLACE MACRO duckrank.aclt(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
@@ -502,9 +523,12 @@ CREATE OR REPLACE MACRO duckrank.aclt(qrels, run, train, k := NULL, head := 0.2,
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, head := head),
-        duckrank.score_problems(run))) AS fired)
-SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.aclt_of(qrels, run, train, k, head, rel_level, ties, max_rank, complete, empty, unjudged, duplicates)
-WHERE (SELECT count(fired) FROM guard) = 0 AND value IS NOT NULL;
+        duckrank.score_problems(run))) AS fired),
+users AS MATERIALIZED (
+    SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'aclt')
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.aclt_of(users, train, k, head, empty)
+WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.aclt IS 'ACLT@k = items of the top k outside the short head (per query)';
 
 CREATE OR REPLACE MACRO duckrank.num_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',

@@ -38,8 +38,8 @@ def test_every_aggregate_names_its_options_and_an_existing_macro(con):
     for metric in METRICS.values():
         placeholders = {field for _, field, _, _ in string.Formatter().parse(metric.aggregate) if field}
         allowed = set(metric.options) | ({"log", "rel_level"} if metric.summary == "log" else set())
-        if metric.reads == "top_k":  # its own table macro over the inputs, with the conventions
-            allowed |= {"qrels", "run", "train", "items", "ranking"}
+        if metric.reads == "top_k":  # its table macro over the top lists and inputs, with the empty policy
+            allowed |= {"users", "train", "items", "empty"}
         assert placeholders <= allowed, (metric.name, placeholders - allowed)
         # every option reaches the SQL: as a placeholder, through duckrank.ranked (gains, g_max), or
         # through duckrank.sampled_value (a measure with a value at one relevant item's rank)
@@ -112,7 +112,7 @@ def test_every_table_macro_of_the_library_is_a_registered_measure_or_documented(
                                   # beyond accuracy (sql/42_beyond_accuracy.sql): what its table macros read
                                   *(f"{name}_of" for name, metric in METRICS.items() if metric.reads == "top_k"),
                                   "training_pairs", "item_popularity", "recommended", "popularity_bias_of",
-                                  "summarised_recommendations", "shared_users", "run_top"}
+                                  "summarised_recommendations", "shared_users", "run_top", "top_of"}
 
 
 def test_defaults_live_once():
