@@ -376,6 +376,35 @@ def test_measures_together_equal_each_alone(conventions):
     assert together == pytest.approx(alone, abs=1e-12)
 
 
+RANKING_MEASURES = ["P@5", "R@10", "nDCG@10", "AP@10", "RR@10", "ERR@10", "RBP(p=0.5)@10", "Judged@10",
+                    "success@3", "ndcg_at_k@10", "map_at_k@10", "r_precision_at_k@10", "P(rel=2)@3",
+                    "nDCG(gain=exp)@7", "nDCG(ideal=run)@5", "map", "num_ret"]
+
+
+@pytest.mark.parametrize("conventions", [{}, {"complete": True}, {"duplicates": "max"}, {"max_rank": 7},
+                                         {"ties": "pessimistic"}, {"ties": "input"}, {"unjudged": "skip"},
+                                         {"rel_level": 2, "empty": "skip"}])
+@pytest.mark.parametrize("depth", [10, 4])
+def test_ranking_measures_beside_beyond_accuracy_equal_them_alone(conventions, depth):
+    # with a beyond-accuracy measure the run is ranked into top lists; ranking measures that read no
+    # deeper than those lists are then scored from the lists' rows (depth 10), the others from the run
+    train, run, qrels, items = generate(21, depth=30)
+    run["score"] = run["score"].round(0) % 7  # ties, broken by doc_id under the trec rule
+    run = run[run.query_id != 4]  # a judged query the run misses (complete), and one never judged
+    qrels = pd.concat([qrels[qrels.query_id != 5], qrels.iloc[::6].assign(relevance=-1)]).drop_duplicates(
+        ["query_id", "doc_id"])  # negative grades: pooled, unjudged
+    if conventions.get("duplicates") == "max":
+        run = pd.concat([run, run.iloc[::5].assign(score=lambda r: r.score - 1)], ignore_index=True)
+    options = {"train": train, **conventions}
+    together = duckrank.evaluate(qrels, run, [*RANKING_MEASURES, f"novelty@{depth}"], **options)
+    alone = duckrank.evaluate(qrels, run, RANKING_MEASURES, **conventions)
+    assert {m: together[m] for m in RANKING_MEASURES} == pytest.approx(alone, abs=1e-12)
+    per_query = duckrank.evaluate(qrels, run, [*RANKING_MEASURES, f"novelty@{depth}"], per_query=True,
+                                  **options).fetchall()
+    assert sorted(row for row in per_query if row[1] in RANKING_MEASURES) == sorted(
+        duckrank.evaluate(qrels, run, RANKING_MEASURES, per_query=True, **conventions).fetchall())
+
+
 def test_real_duckdb_shell_reads_the_sample_data():
     import shutil
     import subprocess
