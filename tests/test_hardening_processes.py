@@ -135,3 +135,28 @@ def test_a_signal_lands_at_once(tmp_path, number):
     assert stderr == f"duckrank: stopped by {signal.Signals(number).name}; no output was written\n"
     assert landed < 3.0, f"{signal.Signals(number).name} took {landed:.1f} s to stop duckrank"
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no output, and the scratch folder is gone
+
+
+def test_a_signal_whose_handler_runs_after_duckdbs_interruption_still_stops_cleanly(capsys):
+    # the watcher interrupts DuckDB at once, so its "interrupted" error usually reaches the command
+    # before Python has run the signal's handler; the command must still exit as stopped by it
+    import threading
+
+    import click
+    import duckdb
+
+    from duckrank import _scratch
+    from duckrank.cli import common
+
+    def interrupted_query():
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    previous = _scratch.handle_signals()
+    try:
+        with pytest.raises(click.exceptions.Exit) as stopped:
+            common._run(interrupted_query)
+    finally:
+        _scratch.restore_signals(previous)
+    assert stopped.value.exit_code == 128 + signal.SIGTERM
+    assert capsys.readouterr().err == "duckrank: stopped by SIGTERM; no output was written\n"

@@ -248,16 +248,36 @@ class _SignalWatcher:
 def _run(function: Callable, *args, **kwargs):
     from duckrank import _scratch
 
+    # The signal's handler raises KeyboardInterrupt or Terminated wherever the main thread is when it
+    # runs: also while an error is being handled below (DuckDB's "interrupted" error often arrives
+    # first, the watcher having interrupted the query), hence the outer try.
     try:
-        return function(*args, **kwargs)
-    except (click.ClickException, click.Abort, click.exceptions.Exit):
-        raise
+        try:
+            return function(*args, **kwargs)
+        except (click.ClickException, click.Abort, click.exceptions.Exit, KeyboardInterrupt, _scratch.Terminated):
+            raise
+        except Exception as error:
+            if _scratch.received is None and _is_interruption(error):
+                _await_signal_handler()
+            if _scratch.received is None:  # not DuckDB's answer to a signal (which any error can wrap)
+                _failed(error)
+            raise _stopped() from None
     except (KeyboardInterrupt, _scratch.Terminated):
         raise _stopped() from None
-    except Exception as error:
-        if _scratch.received is None:  # not DuckDB's answer to a signal (which any error can wrap)
-            _failed(error)
-        raise _stopped() from None
+
+
+def _is_interruption(error: Exception) -> bool:
+    return _is_duckdb_error(error) and "interrupted" in str(error).lower()
+
+
+def _await_signal_handler(seconds: float = 1.0) -> None:
+    """Give a signal that interrupted DuckDB the moment its Python handler needs to run (the main
+    thread runs it between bytecodes, here inside sleep), so that the error is reported as the signal."""
+    from duckrank import _scratch
+
+    deadline = time.monotonic() + seconds
+    while _scratch.received is None and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _failed(error: Exception) -> None:
