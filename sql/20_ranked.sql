@@ -246,25 +246,27 @@ top_grade AS (
 -- twice (among those ranked: unjudged := 'skip' drops the others) is counted by hashes and named
 -- only when there is one.
 ranked_docs AS MATERIALIZED (
-    SELECT query_id, checks, repeats, repeated_doc,
-           CASE WHEN repeated_doc IS NOT NULL
-                THEN len(list_filter(sorted, lambda d: d.doc_id = repeated_doc)) END AS repeated_copies,
-           num_ret,
+    SELECT query_id, checks, repeats, repeated_doc, repeated_copies, num_ret,
            list_transform(list_transform(
                CASE WHEN NOT judged_only OR ties = 'average' OR imputed_grade IS NOT NULL THEN range(1, num_ret + 1)
-                    ELSE list_filter(list_transform(sorted[1:num_ret],
+                    ELSE list_filter(list_transform(top,
                                                     lambda d, i: CASE WHEN d.judged_grade IS NOT NULL THEN i END),
                                      lambda i: i IS NOT NULL) END,
-               lambda i: {'rank': i, 'doc_id': sorted[i].doc_id, 'score': sorted[i].score,
-                          'judged_grade': sorted[i].judged_grade,
-                          'grade': coalesce(sorted[i].judged_grade, imputed_grade), 'tied': tied[i]}),
+               lambda i: {'rank': i, 'doc_id': top[i].doc_id, 'score': top[i].score,
+                          'judged_grade': top[i].judged_grade,
+                          'grade': coalesce(top[i].judged_grade, imputed_grade), 'tied': tied[i]}),
                lambda d: duckrank.ranked_doc(d, rel_level, gain, gain_map, stop_scale)) AS docs
-    FROM (SELECT *, CASE WHEN repeats > 0
-                             THEN duckrank.repeated_doc(list_sort(list_transform(sorted, lambda d: d.doc_id))) END AS repeated_doc
-          FROM (SELECT *, least(len(sorted), coalesce(max_rank, len(sorted))) AS num_ret,
-                       -- docs listed more than once, counted by 64-bit hashes of their ids (cheap)
-                       len(sorted) - list_unique(list_transform(sorted, lambda d: hash(d.doc_id))) AS repeats
-                FROM cut_docs))
+    -- top: the ranked part of the list (max_rank cuts it), so that each doc's lambda reads a list
+    -- of num_ret docs, not the whole run of the query
+    FROM (SELECT *, sorted[1:num_ret] AS top,
+                 CASE WHEN repeated_doc IS NOT NULL
+                      THEN len(list_filter(sorted, lambda d: d.doc_id = repeated_doc)) END AS repeated_copies
+          FROM (SELECT *, CASE WHEN repeats > 0
+                                   THEN duckrank.repeated_doc(list_sort(list_transform(sorted, lambda d: d.doc_id))) END AS repeated_doc
+                FROM (SELECT *, least(len(sorted), coalesce(max_rank, len(sorted))) AS num_ret,
+                             -- docs listed more than once, counted by 64-bit hashes of their ids (cheap)
+                             len(sorted) - list_unique(list_transform(sorted, lambda d: hash(d.doc_id))) AS repeats
+                      FROM cut_docs)))
     CROSS JOIN top_grade
 ),
 -- The ideal ranking as blocks: the docs of one grade share a run of ranks, best gain first. Under

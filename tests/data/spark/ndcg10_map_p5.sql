@@ -210,10 +210,7 @@ WITH run_rows AS (
     checks,
     repeats,
     repeated_doc,
-    CASE
-      WHEN NOT repeated_doc IS NULL
-      THEN SIZE(FILTER(sorted, d -> repeated_doc = d.doc_id))
-    END AS repeated_copies,
+    repeated_copies,
     num_ret,
     TRANSFORM(
       TRANSFORM(
@@ -225,18 +222,15 @@ WITH run_rows AS (
             num_ret + 1 - 1
           )))
           ELSE FILTER(
-            TRANSFORM(
-              SLICE(sorted, 1, GREATEST(num_ret - 1 + 1, 0)),
-              (d, i) -> CASE WHEN NOT d.judged_grade IS NULL THEN (
-                i + 1
-              ) END
-            ),
+            TRANSFORM(top, (d, i) -> CASE WHEN NOT d.judged_grade IS NULL THEN (
+              i + 1
+            ) END),
             i -> NOT i IS NULL
           )
         END,
         i -> STRUCT(
           i AS rank,
-          COALESCE(TRY_ELEMENT_AT(sorted, i).judged_grade, imputed_grade) AS grade,
+          COALESCE(TRY_ELEMENT_AT(top, i).judged_grade, imputed_grade) AS grade,
           TRY_ELEMENT_AT(tied, i) AS tied
         )
       ),
@@ -295,41 +289,52 @@ WITH run_rows AS (
         ) AS tied_gain
       )
     ) AS docs
+  /* top: the ranked part of the list (max_rank cuts it), so that each doc's lambda reads a list */
+  /* of num_ret docs, not the whole run of the query */
   FROM (
     SELECT
       *,
+      SLICE(sorted, 1, GREATEST(num_ret - 1 + 1, 0)) AS top,
       CASE
-        WHEN repeats > 0
-        THEN TRY_ELEMENT_AT(
-          FILTER(
-            TRANSFORM(
-              IF(
-                (
-                  SIZE(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id))) - 1
-                ) < 1,
-                ARRAY(),
-                SEQUENCE(1, (
-                  SIZE(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id))) - 1
-                ))
-              ),
-              i -> CASE
-                WHEN TRY_ELEMENT_AT(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id)), i + 1) = TRY_ELEMENT_AT(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id)), i)
-                THEN TRY_ELEMENT_AT(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id)), i)
-              END
-            ),
-            d -> NOT d IS NULL
-          ),
-          1
-        )
-      END AS repeated_doc
+        WHEN NOT repeated_doc IS NULL
+        THEN SIZE(FILTER(sorted, d -> repeated_doc = d.doc_id))
+      END AS repeated_copies
     FROM (
       SELECT
         *,
-        LEAST(SIZE(sorted), COALESCE(NULL, SIZE(sorted))) AS num_ret,
-        SIZE(sorted) - SIZE(
-          ARRAY_DISTINCT(FILTER(TRANSFORM(sorted, d -> XXHASH64(d.doc_id)), x -> NOT x IS NULL))
-        ) AS repeats
-      FROM cut_docs
+        CASE
+          WHEN repeats > 0
+          THEN TRY_ELEMENT_AT(
+            FILTER(
+              TRANSFORM(
+                IF(
+                  (
+                    SIZE(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id))) - 1
+                  ) < 1,
+                  ARRAY(),
+                  SEQUENCE(1, (
+                    SIZE(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id))) - 1
+                  ))
+                ),
+                i -> CASE
+                  WHEN TRY_ELEMENT_AT(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id)), i + 1) = TRY_ELEMENT_AT(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id)), i)
+                  THEN TRY_ELEMENT_AT(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id)), i)
+                END
+              ),
+              d -> NOT d IS NULL
+            ),
+            1
+          )
+        END AS repeated_doc
+      FROM (
+        SELECT
+          *,
+          LEAST(SIZE(sorted), COALESCE(NULL, SIZE(sorted))) AS num_ret,
+          SIZE(sorted) - SIZE(
+            ARRAY_DISTINCT(FILTER(TRANSFORM(sorted, d -> XXHASH64(d.doc_id)), x -> NOT x IS NULL))
+          ) AS repeats
+        FROM cut_docs
+      )
     )
   )
   CROSS JOIN top_grade
