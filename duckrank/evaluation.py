@@ -31,14 +31,8 @@ from duckrank._sql import quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError, quoted, quoted_path
 from duckrank.inputs import Source, fresh_name, read_items, read_table, stdin_problem
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
-from duckrank.registry import (
-    CONVENTIONS,
-    EMPTY_GAIN_MAP,
-    METRICS,
-    OPTIONS,
-    RANK_QUERIES_ARGUMENTS,
-    RANKED_OPTIONS,
-)
+from duckrank.plan import RankingPass, ranking_passes, reads_top_lists
+from duckrank.registry import CONVENTIONS, EMPTY_GAIN_MAP, METRICS, OPTIONS
 
 # Means are summed in query order (not by DuckDB's parallel avg), so a summary is the same bits on
 # every run and thread count. Counters are integers: their sums are exact in any order.
@@ -293,41 +287,29 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
     return plan
 
 
-def _ranked_call(plan: Plan, key: tuple, conventions: dict[str, Any], judged_only: bool) -> str:
+def _ranked_call(plan: Plan, ranking: RankingPass) -> str:
     """duckrank.rank_queries with every argument spelled out (the options were checked already)."""
-    rel_level, complete, *ranked_options = key
-    values = {**conventions, "rel_level": rel_level, "complete": complete,
-              **dict(zip(RANKED_OPTIONS, ranked_options)), "judged_only": judged_only}
-    values["gain_map"] = dict(values["gain_map"])
-    args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not values[name] else sql_literal(values[name])
-                     for name in RANK_QUERIES_ARGUMENTS)
+    args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not value else sql_literal(value)
+                     for name, value in ranking.arguments.items())
     return f"duckrank.rank_queries({sql_text(plan.qrels_view)}, {sql_text(plan.run_view)}, {args})"
 
 
 def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
                    g_max: float | None = None, estimates: dict[int, str] | None = None) -> str:
     """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
-    group of measures sharing the relation options; text holds a text measure's value (relstring),
-    NULL for the others. g_max pins ERR's default top grade (the largest grade of the whole qrels,
-    which one batch of queries may lack); estimates holds each corrected measure's f~ (_corrections)."""
-    groups: dict[tuple, list[int]] = {}
-    for index, measure in enumerate(measures):
-        if measure.summary != "log" and measure.metric.reads != "top_k":
-            groups.setdefault(measure.relation_key(conventions["rel_level"], conventions["complete"]), []).append(index)
+    group of measures sharing the relation options (duckrank.plan); text holds a text measure's
+    value (relstring), NULL for the others. g_max pins ERR's default top grade; estimates holds each
+    corrected measure's f~ (_corrections)."""
     keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
     empty = sql_literal(conventions["empty"])
     ctes, selects = [], []
-    for group, (key, indexes) in enumerate(groups.items()):
-        if key[-1] is None and g_max is not None:  # ERR's top grade is the last relation option
-            key = (*key[:-1], g_max)
-        judged_only = all(measures[i].metric.reads == "judged" for i in indexes)
+    for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
         aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
-                      else measures[i].sampled_sql((estimates or {}).get(i)) for i in indexes]
-        columns = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(indexes, aggregates))
-        ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} "
-                    f"FROM {_ranked_call(plan, key, conventions, judged_only)} q)")
+                      else measures[i].sampled_sql((estimates or {}).get(i)) for i in ranking.measures]
+        columns = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(ranking.measures, aggregates))
+        ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} FROM {_ranked_call(plan, ranking)} q)")
         selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
-                       f"{_value_columns(f'm{i}', measures[i], empty)} FROM g{group}" for i in indexes)
+                       f"{_value_columns(f'm{i}', measures[i], empty)} FROM g{group}" for i in ranking.measures)
     return (f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) "
             f"WHERE value IS NOT NULL OR text IS NOT NULL")
 
@@ -463,16 +445,12 @@ def _top_k_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dic
     return " UNION ALL ".join(selects)
 
 
-def _cut_plan(con: duckdb.DuckDBPyConnection, plan: Plan, ranked: list[Measure], depth: int | None,
+def _cut_plan(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure], depth: int | None,
               slices: list[tuple[tuple, dict[float, str]]], conventions: dict[str, Any]) -> Plan:
-    """The plan the ranking measures read. When the run was ranked into top lists anyway and every
-    ranking measure reads only the top k those lists hold (Measure.depth), the run's rows of the
-    lists: each ranking pass then sorts k docs a query, not the whole run. Under ties := 'trec' only
-    (a subset of a ranking keeps its order; 'input' reads the rows' order, the grade-ordered rules
-    order ties by each pass's gains) and with every retrieved doc judged or not (unjudged :=
-    'nonrelevant': 'skip' renumbers the ranks, mean|median impute from every retrieved doc)."""
-    if (plan.keyed or depth is None or conventions["ties"] != "trec" or conventions["unjudged"] != "nonrelevant"
-            or not ranked or any(m.depth is None or m.depth > depth for m in ranked)):
+    """The plan the ranking measures read: when the run was ranked into top lists anyway and the
+    measures may be scored from them (duckrank.plan.reads_top_lists), the run's rows of those lists,
+    so that each ranking pass sorts k docs a query, not the whole run (one run, no segments)."""
+    if plan.keyed or not reads_top_lists(measures, depth, conventions):
         return plan
     (_, lists), = slices
     table = fresh_name("run_top")
@@ -683,29 +661,29 @@ _ESTIMATES: dict[tuple[str, str, int, str], list[float]] = {}
 def _corrections(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
                  conventions: dict[str, Any]) -> dict[int, str]:
     """Each corrected measure's f~ for the numbers of negatives m its queries have, as SQL: a MAP
-    from m to the list f~(1..m+1). The queries' m are read by one ranking pass per relation."""
-    negatives: dict[tuple, list[int]] = {}
+    from m to the list f~(1..m+1). The queries' m are read by the ranking pass that scores it."""
     maps = {}
-    for index, measure in enumerate(measures):
-        if not measure.corrected:
+    for ranking in ranking_passes(measures, conventions):
+        corrected = [i for i in ranking.measures if measures[i].corrected]
+        if not corrected:
             continue
-        key = measure.relation_key(conventions["rel_level"], conventions["complete"])
-        if key not in negatives:
-            negatives[key] = con.execute(
-                f"SELECT coalesce(list(DISTINCT duckrank.sampled_negatives(q) ORDER BY duckrank.sampled_negatives(q)), "
-                f"[]) FROM {_ranked_call(plan, key, conventions, True)} q").fetchall()[0][0]
-        values, correction = measure.metric_values_sql(), measure.params["correction"]
-        cached = {m: (library_digest(), values, m, correction) for m in negatives[key]}
-        missing = [m for m, entry in cached.items() if entry not in _ESTIMATES]
-        if missing:
-            if len(_ESTIMATES) > 1000:
-                _ESTIMATES.clear()
-            for m, estimate in con.execute(f"SELECT negatives, estimate FROM duckrank.sampled_estimators({values}, "
-                                           f"?::BIGINT[], ?)", [missing, correction]).fetchall():
-                _ESTIMATES[cached[m]] = estimate
-        # each f~ as text cast to DOUBLE[]: exact, where a literal 0.5 would be a DECIMAL
-        entries = ", ".join(f"{m}: {sql_text(str(_ESTIMATES[entry]))}::DOUBLE[]" for m, entry in cached.items())
-        maps[index] = f"CAST(MAP {{{entries}}} AS MAP(BIGINT, DOUBLE[]))" if entries else None
+        negatives = con.execute(
+            f"SELECT coalesce(list(DISTINCT duckrank.sampled_negatives(q) ORDER BY duckrank.sampled_negatives(q)), "
+            f"[]) FROM {_ranked_call(plan, ranking)} q").fetchall()[0][0]
+        for index in corrected:
+            measure = measures[index]
+            values, correction = measure.metric_values_sql(), measure.params["correction"]
+            cached = {m: (library_digest(), values, m, correction) for m in negatives}
+            missing = [m for m, entry in cached.items() if entry not in _ESTIMATES]
+            if missing:
+                if len(_ESTIMATES) > 1000:
+                    _ESTIMATES.clear()
+                for m, estimate in con.execute(f"SELECT negatives, estimate FROM duckrank.sampled_estimators("
+                                               f"{values}, ?::BIGINT[], ?)", [missing, correction]).fetchall():
+                    _ESTIMATES[cached[m]] = estimate
+            # each f~ as text cast to DOUBLE[]: exact, where a literal 0.5 would be a DECIMAL
+            entries = ", ".join(f"{m}: {sql_text(str(_ESTIMATES[entry]))}::DOUBLE[]" for m, entry in cached.items())
+            maps[index] = f"CAST(MAP {{{entries}}} AS MAP(BIGINT, DOUBLE[]))" if entries else None
     return maps
 
 
@@ -831,7 +809,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         if top_k:
             tables = _read_training_pairs_once(con, tables)
         depth, slices = _top_lists(con, plan, [m for _, m in top_k], conventions) if top_k else (None, [])
-        ranked_plan = _cut_plan(con, plan, ranked, depth, slices, conventions)
+        ranked_plan = _cut_plan(con, plan, parsed, depth, slices, conventions)
         batches = _query_batches(con, ranked_plan) if ranked else 1
         estimates = _corrections(con, ranked_plan, parsed, conventions)
         parts = (_batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1

@@ -102,7 +102,7 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
                    labels: tuple[str, str] = ("qrels", "run"), pretty: bool = False) -> str:
     """Spark SQL with columns (query_id, measure_index, value): for each group of measures sharing
     the ranking options, one ranked pass and one wide row per query, unpivoted with stack()."""
-    from duckrank.registry import RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS
+    from duckrank.plan import ranking_passes
     try:
         from sqlglot import exp
 
@@ -111,23 +111,16 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
         raise OptionError("rendering Spark SQL needs sqlglot: pip install 'duckrank[spark]'") from None
 
     tables = tuple(tuple(table_parts(name) or ()) for name in (qrels, run))  # checked by sql() or made by _view()
-    groups: dict[tuple, list[int]] = {}
-    for index, measure in enumerate(parsed):
-        groups.setdefault(measure.relation_key(conventions["rel_level"], conventions["complete"]), []).append(index)
     parts = []
-    for group, (key, indexes) in enumerate(groups.items()):
-        rel_level, complete, *ranked_options = key
-        values = {**conventions, "rel_level": rel_level, "complete": complete,
-                  **dict(zip(RANKED_OPTIONS, ranked_options)),
-                  "judged_only": all(parsed[i].metric.reads == "judged" for i in indexes)}
-        values["gain_map"] = dict(values["gain_map"])
-        values = {name: values[name] for name in RANK_QUERIES_ARGUMENTS}
+    for group, ranking in enumerate(ranking_passes(parsed, conventions)):
+        indexes = ranking.measures
         empty = _render.spark_literal(conventions["empty"]).sql("duckdb")
         expressions = [_render.measure_expression(
             f"duckrank.empty_policy({parsed[i].aggregate_sql()}, q.num_rel, {empty})") for i in indexes]
         read = {dot.name for expression in expressions for dot in expression.find_all(exp.Dot)}
         # the first pass checks the data; the others read the same inputs
-        ranked = _render.narrowed_docs(_render.ranked_query(tables[0], tables[1], labels[0], labels[1], values,
+        ranked = _render.narrowed_docs(_render.ranked_query(tables[0], tables[1], labels[0], labels[1],
+                                                            ranking.arguments,
                                                             checked=group == 0), read).sql("spark", pretty=pretty)
         columns = ", ".join(_render.spark_sql(expression) + f" AS m{i}" for i, expression in zip(indexes, expressions))
         stacked = ", ".join(f"{i}, CAST(m{i} AS DOUBLE)" for i in indexes)

@@ -1,0 +1,59 @@
+"""The planner: which ranking passes a list of measures needs, and with which arguments.
+
+Measures whose options shape the ranked relation alike (relevance level, complete, gains, ERR's top
+grade) share one duckrank.rank_queries pass, so the run is sorted once per such group however many
+measures it serves. This module groups the measures and merges their options with the conventions,
+once for both engines: duckrank.evaluation renders each pass as a DuckDB macro call, duckrank.spark
+as Spark SQL rendered from the same macro. It reads no data and knows no engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from duckrank.measures import Measure
+from duckrank.registry import RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS
+
+
+@dataclass(frozen=True)
+class RankingPass:
+    """One duckrank.rank_queries pass: its arguments after (qrels, run), by name in the macro's
+    order, and the indexes of the measures it serves."""
+
+    arguments: dict[str, Any]
+    measures: tuple[int, ...]
+
+
+def ranking_passes(measures: list[Measure], conventions: dict[str, Any],
+                   g_max: float | None = None) -> list[RankingPass]:
+    """The passes that score every ranking measure of `measures` (not the log measures, which read a
+    whole log, nor the beyond-accuracy ones, which read top lists). g_max pins ERR's default top
+    grade (the largest grade of the whole qrels, which one batch of queries may lack)."""
+    groups: dict[tuple, list[int]] = {}
+    for index, measure in enumerate(measures):
+        if measure.summary != "log" and measure.metric.reads != "top_k":
+            groups.setdefault(measure.relation_key(conventions["rel_level"], conventions["complete"]), []).append(index)
+    passes = []
+    for (rel_level, complete, *options), indexes in groups.items():
+        values = {**conventions, "rel_level": rel_level, "complete": complete, **dict(zip(RANKED_OPTIONS, options)),
+                  # AUC and the other measures of every retrieved doc need the unjudged ones too
+                  "judged_only": all(measures[i].metric.reads == "judged" for i in indexes)}
+        values["gain_map"] = dict(values["gain_map"])
+        if values["g_max"] is None and g_max is not None:
+            values["g_max"] = g_max
+        passes.append(RankingPass({name: values[name] for name in RANK_QUERIES_ARGUMENTS}, tuple(indexes)))
+    return passes
+
+
+def reads_top_lists(measures: list[Measure], depth: int | None, conventions: dict[str, Any]) -> bool:
+    """Whether the ranking measures may be scored from the run's rows of top lists `depth` deep
+    (duckrank.recommended) instead of the whole run: each reads only a top k those lists hold
+    (Measure.depth), under ties := 'trec' (a subset of a ranking keeps its order; 'input' reads the
+    rows' order, the grade-ordered rules order ties by each pass's gains) and with every retrieved
+    doc judged or not (unjudged := 'skip' renumbers the ranks, mean|median impute from every
+    retrieved doc)."""
+    ranked = [m for m in measures if m.summary != "log" and m.metric.reads != "top_k"]
+    return (depth is not None and bool(ranked) and conventions["ties"] == "trec"
+            and conventions["unjudged"] == "nonrelevant"
+            and all(m.depth is not None and m.depth <= depth for m in ranked))
