@@ -31,6 +31,7 @@ from duckrank._sql import quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError, quoted, quoted_path
 from duckrank.inputs import Source, fresh_name, read_items, read_table, stdin_problem
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
+from duckrank.peer_inputs import runs_and_names
 from duckrank.plan import RankingPass, ranking_passes, reads_top_lists
 from duckrank.registry import CONVENTIONS, EMPTY_GAIN_MAP, METRICS, OPTIONS
 
@@ -749,7 +750,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     given.update({name: value for name, value in (("sampled", sampled), ("correction", correction))
                   if value is not None})
     segment_table, segments = segments, [by] if isinstance(by, str) else list(by or [])
-    run_list = runs if isinstance(runs, (list, tuple)) else [runs]
+    run_list, run_names = runs_and_names(runs, run_names) if runs is not None else ([], run_names)
     stdin_twice = stdin_problem([("qrels", qrels), *((f"runs[{i}]", run) for i, run in enumerate(run_list)),
                                  ("log", log), ("exclude", exclude), ("segments", segment_table), ("train", train),
                                  ("items", items)])

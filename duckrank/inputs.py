@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 
 import duckdb
 
+from duckrank import peer_inputs
 from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
 from duckrank.errors import InputError, OptionError, quoted, quoted_path
@@ -739,17 +740,19 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
             raise InputError(f"cannot read {kind} file {shown} as {chosen}: {_first(error)}; "
                              f"check the file, or name its format with --{kind}-format") from None
         return dataclasses.replace(read, label=label, given=str(source), stdin=stdin)
-    name = fresh_name("input")
+    name, given_type = fresh_name("input"), type(source).__name__
+    source = peer_inputs.as_table(source, kind)  # pytrec_eval/ranx dicts, ranx objects, ir_measures records
     if isinstance(source, duckdb.DuckDBPyRelation):
         source = source.arrow()
     if hasattr(source, "read_all"):  # a RecordBatchReader can be read once: keep the table
         source = source.read_all()
     try:
         con.register(name, source)
-    except Exception as error:  # noqa: BLE001 - any unsupported object gets the same advice
-        raise InputError(f"cannot use a {type(source).__name__} as the {kind}: pass a file path, a table name, "
-                         f"a pyarrow Table, a pandas or polars DataFrame, or a DuckDB relation ({error})") from None
-    return _Read(con.sql(f"SELECT * FROM {quote_identifier(name)}"), f"{kind} ({type(source).__name__})")
+    except Exception:  # noqa: BLE001 - any unsupported object gets the same advice
+        raise InputError(f"cannot use a {given_type} as the {kind}: pass a file path, a table name, a pyarrow "
+                         f"Table, a pandas or polars DataFrame, a DuckDB relation, a dict {{query_id: {{doc_id: "
+                         f"value}}}}, ranx's Qrels or Run, or ir_measures' records") from None
+    return _Read(con.sql(f"SELECT * FROM {quote_identifier(name)}"), f"{kind} ({given_type})")
 
 
 def _table_reference(con: duckdb.DuckDBPyConnection, name: str) -> str | None:

@@ -33,6 +33,7 @@ from duckrank.errors import OptionError
 from duckrank.evaluation import Results, compute, tagged_names
 from duckrank.inputs import fresh_name, read_table
 from duckrank.measures import parse_measures
+from duckrank.peer_inputs import runs_and_names
 from duckrank.registry import CONVENTIONS, RECALL_LEVELS
 
 DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")  # compare's
@@ -213,6 +214,7 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
     con = con if con is not None else connect()
     full = [_full_spelling(level) for level in FULL_LEVELS]
     tags: list[str | None] = []
+    runs, run_names = runs_and_names(runs, run_names)  # read more than once below
     deepest = _deepest(con, runs, options, tags)
     curve_spellings = [template.format(k=k) for template in families.values() for k in CUTOFFS
                        if deepest is None or k <= max(deepest, 1)]
