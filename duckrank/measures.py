@@ -179,6 +179,8 @@ def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], gi
     k = options.get("k")
     if k is not None and k < 1:
         raise MeasureError(f"measure {spelling!r}: the cutoff must be a positive integer, got {k!r}")
+    if rel_level is not None and metric.rel_variant:  # NumRet(rel=2) is ir_measures' count of grade >= 2
+        metric = METRICS[metric.rel_variant]
     return Measure(spelling, metric, tuple(options.items()), rel_level, printed_name or spelling, complete)
 
 
@@ -259,9 +261,15 @@ def _braced_gain_map(text: str, spelling: str) -> dict[float, float]:
 def _parse_duck(spelling: str) -> Measure | None:
     text = spelling.strip()
     match = _DUCK_PATTERN.match(text)
-    if not match or match["name"].lower() not in NAMES:
+    if not match:
         return None
-    metric, spelled = NAMES[match["name"].lower()]
+    if match["name"].lower() in NAMES:
+        metric, spelled = NAMES[match["name"].lower()]
+    elif (match["options"] and _trec_family(match["name"], True) is not None
+          and not TREC_NAMES[_trec_family(match["name"], True)][1].family):  # set_P(rel=2); not P_cut's list
+        metric, spelled = TREC_NAMES[_trec_family(match["name"], True)]
+    else:
+        return None
     given: dict[str, Any] = {}
     if match["options"]:
         # commas inside braces belong to a gain map: nDCG(gain_map={1:3,2:9},ideal=run)@10
@@ -272,8 +280,8 @@ def _parse_duck(spelling: str) -> Measure | None:
             key = key.strip().lower()
             given[key] = _braced_gain_map(value, spelling) if key == "gain_map" else _option_value(value, spelling)
     if match["cutoff"] is not None:
-        if metric.cutoff is None:
-            raise MeasureError(f"measure {spelling!r}: {metric.name} takes no @cutoff")
+        if metric.cutoff is None or not spelled.cutoff:
+            raise MeasureError(f"measure {spelling!r}: {match['name']} takes no @cutoff")
         given[metric.cutoff] = _number(match["cutoff"], spelling)
     return _build(spelling, metric, spelled.fixed, given, spelling)
 

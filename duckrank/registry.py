@@ -206,10 +206,16 @@ class Spelling:
     fixed: tuple[tuple[str, Any], ...] = ()
     parameter: str | None = None
     family: tuple[str, ...] = ()
+    cutoff: bool = True  # whether it takes @k where its metric has a cutoff (ir_measures' SetP does not)
 
 
 def spell(name: str, parameter: str | None = None, family: tuple[str, ...] = (), **fixed: Any) -> Spelling:
     return Spelling(name, tuple(fixed.items()), parameter, family)
+
+
+def set_spell(name: str, **fixed: Any) -> Spelling:
+    """An ir_measures Set* name: the measure over the whole retrieved set, with no @k."""
+    return Spelling(name, tuple(fixed.items()), cutoff=False)
 
 
 # trec_eval 10's default parameters of its measure families (m_P.c, m_success.c, m_iprec_at_recall.c,
@@ -253,6 +259,9 @@ class Metric:
     # the top grade), never how many were retrieved beyond k: a run cut to each query's top k gives
     # the same value, so it may be scored from such a cut.
     cut: bool = False
+    # The metric a spelling that sets rel= means instead (ir_measures: NumRet(rel=N) counts the
+    # retrieved docs of grade >= N, which is its NumRelRet at that level).
+    rel_variant: str = ""
 
     @property
     def cutoff(self) -> str | None:
@@ -289,7 +298,7 @@ class Metric:
         def trec(s: Spelling) -> str:
             return f"{s.name}.N" if s.parameter in ("k", "mult", "recall") else s.name
         def other(s: Spelling) -> str:
-            return f"{s.name}@k" if self.cutoff else s.name
+            return f"{s.name}@k" if self.cutoff and s.cutoff else s.name
         return {"trec_eval": [trec(s) for s in self.trec_eval], "ir_measures": [other(s) for s in self.ir_measures],
                 "ranx": [other(s) for s in self.ranx], "recommenders": [other(s) for s in self.recommenders],
                 "other": [other(s) for s in self.aliases]}
@@ -311,16 +320,17 @@ _BEYOND = "sql/42_beyond_accuracy.sql"
 
 METRICS: dict[str, Metric] = {m.name: m for m in [
     M("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
-      ("k", *SAMPLED_OPTIONS), trec_eval=(spell("P", "k", CUTOFFS), spell("set_P")), ir_measures=(spell("P"),),
+      ("k", *SAMPLED_OPTIONS), trec_eval=(spell("P", "k", CUTOFFS), spell("set_P")), ir_measures=(spell("P"), set_spell("SetP")),
       ranx=(spell("precision"),), recommenders=(spell("precision_at_k", k=MS_K),), cut=True, oracle="pytrec_eval", source=_SET,
       sampled="duckrank.precision_at_rank(rank, {k}, {sampled})"),
     M("recall", "duckrank.recall_of(q, {k}, {cap})", "R@k = relevant docs in the top k / R (cap: / min(R, k))",
       ("k", "cap", *SAMPLED_OPTIONS), trec_eval=(spell("recall", "k", CUTOFFS), spell("relative_P", "k", CUTOFFS, cap=True), spell("set_recall"),
                  spell("set_relative_P", cap=True)),
-      ir_measures=(spell("R"),), ranx=(spell("recall"),), recommenders=(spell("recall_at_k", k=MS_K),),
+      ir_measures=(spell("R"), set_spell("SetR"), set_spell("SetRelP", cap=True)), ranx=(spell("recall"),),
+      recommenders=(spell("recall_at_k", k=MS_K),),
       cut=True, oracle="pytrec_eval", source=_SET, sampled="duckrank.hit_at_rank(rank, {k})"),
     M("f_measure", "duckrank.f_measure_of(q, {k}, {beta})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
-      ("k", "beta"), trec_eval=(spell("set_F", "beta^2"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
+      ("k", "beta"), trec_eval=(spell("set_F", "beta^2"),), ir_measures=(set_spell("SetF"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
       cut=True, oracle="pytrec_eval", source=_SET),
     M("hit_rate", "duckrank.hit_rate_of(q, {k})", "hit@k = 1 if a relevant doc is in the top k, else 0",
       ("k", *SAMPLED_OPTIONS), trec_eval=(spell("success", "k", ("1", "5", "10")),), ir_measures=(spell("Success"),),
@@ -422,7 +432,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("num_q", "1", "the number of queries scored", summary="count", per_query=False,
       trec_eval=(spell("num_q"),), ir_measures=(spell("NumQ"),), oracle="pytrec_eval", table_macro=False),
     M("num_ret", "q.num_ret", "documents retrieved", summary="sum", trec_eval=(spell("num_ret"),),
-      ir_measures=(spell("NumRet"),), oracle="pytrec_eval", source="sql/20_ranked.sql"),
+      ir_measures=(spell("NumRet"),), rel_variant="num_rel_ret", oracle="pytrec_eval", source="sql/20_ranked.sql"),
     M("num_rel", "q.num_rel", "relevant documents (R)", summary="sum", trec_eval=(spell("num_rel"),),
       ir_measures=(spell("NumRel"),), oracle="pytrec_eval", source="sql/20_ranked.sql"),
     M("num_rel_ret", "duckrank.num_rel_ret_of(q)", "relevant documents retrieved", summary="sum",
@@ -437,7 +447,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       source=_RANK),
     # trec_eval 10's other all_trec measures, compared with the binary itself (tests/oracles.py)
     M("set_average_precision", "duckrank.set_average_precision_of(q)", "set_map = num_rel_ret^2 / (num_ret R): "
-      "set precision times set recall", trec_eval=(spell("set_map"),), aliases=(spell("set_average_precision"),),
+      "set precision times set recall", trec_eval=(spell("set_map"),), ir_measures=(set_spell("SetAP"),),
+      aliases=(spell("set_average_precision"),),
       oracle="trec_eval", source=_SET),
     M("unjudged_fraction", "duckrank.unjudged_fraction_of(q, {k})", "unj@k = unjudged docs (not in the qrels, or "
       "a negative grade) in the top k / k (k NULL: / retrieved)", ("k",),

@@ -1,0 +1,65 @@
+"""ir_measures' spellings with ir_measures' numbers, where a spelling was missing or meant something
+else: the Set* measures (SetP, SetR, SetF, SetAP, SetRelP) and NumRet(rel=N), which counts the
+retrieved docs of grade >= N (ir_measures' NumRelRet at that level), not every retrieved doc; and
+trec_eval names with options (set_P(rel=2)), as the README promises every measure takes rel=.
+
+Oracle: ir_measures itself (its pytrec_eval provider), on generated data with graded and negative
+labels, relevant docs never retrieved, a qrels query the run misses (ir_measures scores it 0:
+complete=True) and one the qrels lack."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import duckrank
+from duckrank.errors import MeasureError
+
+ir_measures = pytest.importorskip("ir_measures")
+from ir_measures import Qrel, ScoredDoc  # noqa: E402
+
+SPELLINGS = ["SetP", "SetR", "SetF", "SetAP", "SetRelP", "SetP(rel=2)", "SetR(rel=2)", "NumRet(rel=1)",
+             "NumRet(rel=2)", "NumRet(rel=3)", "NumRet", "NumRelRet(rel=2)"]
+
+
+@pytest.fixture(params=[1, 2, 3])
+def data(request):
+    rng = random.Random(request.param)
+    qrels, run = [], []
+    for q in range(15):
+        docs = rng.sample(range(300), 50)
+        if q != 13:  # judged, never retrieved
+            run += [ScoredDoc(f"q{q}", f"d{d}", rng.randint(0, 9) / 3) for d in docs[:rng.randint(1, 40)]]
+        if q != 14:  # retrieved, never judged
+            qrels += [Qrel(f"q{q}", f"d{d}", rng.choice([-1, 0, 0, 1, 2, 3])) for d in docs[15:50]]
+    return qrels, run
+
+
+def test_set_measures_and_num_ret_with_rel_equal_ir_measures(data):
+    qrels, run = data
+    # ir_measures prints some spellings in its own form (SetRelP as SetP(relative=True), NumRelRet(rel=2)
+    # as NumRet(rel=2)): each spelling's value is that of its parsed measure
+    own = {spelling: str(ir_measures.parse_measure(spelling)) for spelling in SPELLINGS}
+    expected = {str(m): v for m, v in ir_measures.calc_aggregate(
+        [ir_measures.parse_measure(s) for s in SPELLINGS], qrels, run).items()}
+    got = duckrank.evaluate(qrels, run, SPELLINGS, complete=True)
+    assert got == pytest.approx({spelling: expected[own[spelling]] for spelling in SPELLINGS}, abs=1e-12)
+    per_query = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, SPELLINGS, complete=True,
+                                                            per_query=True).fetchall()}
+    rows = {(row.query_id, str(row.measure)): row.value
+            for row in ir_measures.iter_calc([ir_measures.parse_measure(s) for s in SPELLINGS], qrels, run)}
+    assert per_query == pytest.approx({(q, spelling): value for (q, measure), value in rows.items()
+                                       for spelling in SPELLINGS if own[spelling] == measure}, abs=1e-12)
+
+
+def test_trec_eval_names_take_rel_like_every_measure(data):
+    qrels, run = data
+    got = duckrank.evaluate(qrels, run, ["set_P(rel=2)", "set_recall(rel=2)", "SetP(rel=2)", "SetR(rel=2)"])
+    assert got["set_P(rel=2)"] == got["SetP(rel=2)"] and got["set_recall(rel=2)"] == got["SetR(rel=2)"]
+    assert got["set_P(rel=2)"] != duckrank.evaluate(qrels, run, ["set_P"])["set_P"]
+
+
+def test_set_names_take_no_cutoff():
+    with pytest.raises(MeasureError, match="SetP takes no @cutoff"):
+        duckrank.evaluate([Qrel("q", "d", 1)], [ScoredDoc("q", "d", 1.0)], ["SetP@5"])
