@@ -584,6 +584,8 @@ def _check_id_types(qrels: Source, runs: list[Source]) -> None:
         return column_type.upper().startswith("VARCHAR")
     for run in runs:
         for column in (c for c in ("query_id", "doc_id") if c in qrels.columns):
+            if "NULL" in (run.columns[column].strip('"').upper(), qrels.columns[column].strip('"').upper()):
+                continue  # a column with no values (an empty DataFrame's object column) has no type
             if is_text(run.columns[column]) != is_text(qrels.columns[column]):
                 raise InputError(
                     f"{run.label} has {column} of type {run.columns[column]} but {qrels.label} has "

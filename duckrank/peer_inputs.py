@@ -60,8 +60,8 @@ def is_one_input(value: Any) -> bool:
 
 def runs_and_names(runs: Any, names: list[str] | None) -> tuple[list[Any], list[str] | None]:
     """The runs as a list, and their names: a dict {name: run} names its runs by its keys (unless
-    run_names= does), ranx Runs by their names. An iterator of records becomes a list, so that it
-    can be read more than once (report reads each run twice)."""
+    run_names= does), ranx Runs by their names. An iterator of records is read into a table here, so
+    that it can be read more than once (report reads each run twice)."""
     if isinstance(runs, Mapping) and runs and not _is_scores(runs):
         run_list, names = list(runs.values()), names if names is not None else [str(name) for name in runs]
     elif isinstance(runs, (list, tuple)) and not is_one_input(runs):
@@ -70,7 +70,7 @@ def runs_and_names(runs: Any, names: list[str] | None) -> tuple[list[Any], list[
         run_list = [runs]
     if names is None and run_list and all(_is_ranx(run) and getattr(run, "name", None) for run in run_list):
         names = [run.name for run in run_list]
-    return [list(run) if _is_iterator(run) else run for run in run_list], names
+    return [as_table(run, "run") if _is_iterator(run) else run for run in run_list], names
 
 
 def as_table(source: Any, kind: str) -> Any:

@@ -126,3 +126,21 @@ def test_bad_peer_inputs_are_named():
         duckrank.evaluate(qrels, [Qrel("q00", "d", 1)], ["map"])
     with pytest.raises(InputError, match=r"run \(dict\) is empty"):
         duckrank.evaluate(qrels, {}, ["map"])
+
+
+def test_an_empty_run_scores_every_qrels_query_0_with_complete_as_ir_measures_does():
+    ir_measures = pytest.importorskip("ir_measures")
+    from ir_measures import Qrel
+
+    qrels = {"a": {"x": 1, "y": 0}, "b": {"z": 2}}
+    records = [Qrel(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
+    expected = ir_measures.calc_aggregate([ir_measures.AP, ir_measures.nDCG @ 10], records, [])
+    # an empty DataFrame's object columns have no type in DuckDB: no id type to disagree with
+    empty = pd.DataFrame({"query_id": pd.Series([], dtype=str), "doc_id": pd.Series([], dtype=str),
+                          "score": pd.Series([], dtype=float)})
+    for run in (empty, {}, []):
+        got = duckrank.evaluate(qrels, run if not isinstance(run, list) else iter(run), ["AP", "nDCG@10", "num_q"],
+                                complete=True)
+        assert got == {"AP": expected[ir_measures.AP], "nDCG@10": expected[ir_measures.nDCG @ 10], "num_q": 2.0}
+    with pytest.raises(InputError, match=r"run \(DataFrame\) is empty: there is nothing to evaluate"):
+        duckrank.evaluate(qrels, empty, ["AP"])
