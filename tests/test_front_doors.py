@@ -156,7 +156,8 @@ def spelling(metric: Metric) -> str:
     """The metric's first non-trec_eval spelling that fixes no option and is no trec_eval family
     name; trec_eval's when it has only those (num_nonrel_judged_ret, gm_map, gm_bpref)."""
     for candidate in (*metric.ir_measures, *metric.ranx, *metric.aliases, *metric.trec_eval):
-        if not candidate.fixed and candidate.parameter is None and candidate.name not in FAMILIES:
+        if (not candidate.fixed and candidate.parameter is None and candidate.name not in FAMILIES
+                and candidate.cutoff):  # (ir_measures' SetP takes no @k)
             return candidate.name
     raise AssertionError(f"{metric.name} has no plain spelling")
 
