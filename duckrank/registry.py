@@ -164,9 +164,10 @@ class Convention:
 CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
     Convention(Param("rel_level", "number", 1, "relevance level: grade >= N is relevant (trec_eval -l)",
                      valid="isfinite(rel_level)", must="be a finite number", relation=True), ("-l",), "N"),
-    Convention(Param("ties", "text", "trec", "tie rule: trec (doc_id descending), input order, average (the "
-                     "expected value over the tie's orders), pessimistic or optimistic",
-                     choices=("trec", "input", "average", "pessimistic", "optimistic"), relation=True),
+    Convention(Param("ties", "text", "trec", "tie rule: trec (doc_id descending), doc_ascending (doc_id "
+                     "ascending: ir_measures' msmarco provider), input order, average (the expected value over the "
+                     "tie's orders), pessimistic or optimistic",
+                     choices=("trec", "doc_ascending", "input", "average", "pessimistic", "optimistic"), relation=True),
                ("--ties",), "RULE"),
     Convention(Param("max_rank", "integer", None, "score only the top N of each query (trec_eval -M; 0 scores "
                      "nothing retrieved)", valid="max_rank IS NULL OR (max_rank >= 0 AND max_rank <= 9223372036854775807 "

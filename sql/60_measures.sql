@@ -7,8 +7,8 @@ CREATE OR REPLACE MACRO duckrank.convention_problems(rel_level := 1, ties := 'tr
     nullif(concat_ws(chr(10),
         CASE WHEN NOT coalesce(isfinite(rel_level), false)
              THEN 'rel_level must be a finite number; got ' || duckrank.show(rel_level) END,
-        CASE WHEN NOT coalesce(ties IN ('trec', 'input', 'average', 'pessimistic', 'optimistic'), false)
-             THEN 'ties must be one of trec, input, average, pessimistic, optimistic; got ' || duckrank.show(ties) END,
+        CASE WHEN NOT coalesce(ties IN ('trec', 'doc_ascending', 'input', 'average', 'pessimistic', 'optimistic'), false)
+             THEN 'ties must be one of trec, doc_ascending, input, average, pessimistic, optimistic; got ' || duckrank.show(ties) END,
         CASE WHEN NOT coalesce(max_rank IS NULL OR (max_rank >= 0 AND max_rank <= 9223372036854775807 AND max_rank = floor(max_rank)), false)
              THEN 'max_rank must be a whole number from 0 to 9223372036854775807 (or NULL for no cap); got ' || duckrank.show(max_rank) END,
         CASE WHEN NOT coalesce(complete IS NOT NULL, false)
