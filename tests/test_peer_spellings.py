@@ -80,3 +80,19 @@ def test_doc_ascending_ties_equal_ir_measures_msmarco_and_judged_providers():
     assert got == pytest.approx({"RR@10": rr, "Judged@10": judged}, abs=1e-12)
     trec = duckrank.evaluate(qrels, run, ["RR@10", "Judged@10"])
     assert trec["RR@10"] != pytest.approx(rr, abs=1e-9)  # the data do tie where the rules differ
+
+
+def test_iprec_cuts_recall_as_ir_measures_does(data):
+    # ir_measures' IPrec@r (pytrec_eval: trec_eval 9) needs floor(r R + 0.9) relevant docs where
+    # trec_eval 10's iprec_at_recall needs round(r R)
+    qrels, run = data
+    levels = [0.0, 0.1, 0.2, 0.25, 0.3, 0.5, 0.7, 0.75, 0.9, 1.0]
+    measures = [ir_measures.IPrec @ r for r in levels]
+    expected = {(row.query_id, f"IPrec@{row.measure.params['recall']}"): row.value
+                for row in ir_measures.iter_calc(measures, qrels, run)}
+    spellings = [f"IPrec@{r}" for r in levels]
+    got = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, spellings, complete=True,
+                                                      per_query=True).fetchall()}
+    assert got == pytest.approx(expected, abs=1e-12)
+    trec = duckrank.evaluate(qrels, run, ["iprec_at_recall.0.30", "IPrec(recall_cutoff=round)@0.3", "IPrec@0.3"])
+    assert trec["iprec_at_recall.0.30"] == trec["IPrec(recall_cutoff=round)@0.3"] != trec["IPrec@0.3"]
