@@ -95,6 +95,9 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
           valid="mult > 0", must="be positive"),
     Param("recall", "number", 0.0, "the recall level", valid="recall >= 0 AND recall <= 1",
           must="be between 0 and 1"),
+    Param("recall_cutoff", "text", "round", "the relevant docs recall r needs: round(r R) (trec_eval 10) or "
+          "floor(r R + 0.9) (trec_eval9: trec_eval 9, pytrec_eval, ir_measures' IPrec)",
+          choices=("round", "trec_eval9")),
     Param("gain", "text", "linear", "gain of a grade: linear (negatives 0), exp (2^g - 1), raw (negatives count), "
           "binary (1 if relevant: grade >= the relevance level, else 0)",
           choices=("linear", "exp", "raw", "binary"), must="be one of linear, exp, raw, binary (or pass gain_map)",
@@ -164,9 +167,10 @@ class Convention:
 CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
     Convention(Param("rel_level", "number", 1, "relevance level: grade >= N is relevant (trec_eval -l)",
                      valid="isfinite(rel_level)", must="be a finite number", relation=True), ("-l",), "N"),
-    Convention(Param("ties", "text", "trec", "tie rule: trec (doc_id descending), input order, average (the "
-                     "expected value over the tie's orders), pessimistic or optimistic",
-                     choices=("trec", "input", "average", "pessimistic", "optimistic"), relation=True),
+    Convention(Param("ties", "text", "trec", "tie rule: trec (doc_id descending), doc_ascending (doc_id "
+                     "ascending: ir_measures' msmarco provider), input order, average (the expected value over the "
+                     "tie's orders), pessimistic or optimistic",
+                     choices=("trec", "doc_ascending", "input", "average", "pessimistic", "optimistic"), relation=True),
                ("--ties",), "RULE"),
     Convention(Param("max_rank", "integer", None, "score only the top N of each query (trec_eval -M; 0 scores "
                      "nothing retrieved)", valid="max_rank IS NULL OR (max_rank >= 0 AND max_rank <= 9223372036854775807 "
@@ -358,9 +362,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("bpref", "duckrank.bpref_of(q)", "bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R)",
       trec_eval=(spell("bpref"),), ir_measures=(spell("Bpref"),), ranx=(spell("bpref"),), oracle="pytrec_eval",
       source=_RANK),
-    M("interpolated_precision", "duckrank.interpolated_precision_of(q, {recall})",
-      "iP@r = the best precision where recall reaches r (round(r R) relevant docs)", ("recall",),
-      trec_eval=(spell("iprec_at_recall", "recall", RECALL_LEVELS),), ir_measures=(spell("IPrec"),),
+    M("interpolated_precision", "duckrank.interpolated_precision_of(q, {recall}, {recall_cutoff})",
+      "iP@r = the best precision where recall reaches r (round(r R) relevant docs)", ("recall", "recall_cutoff"),
+      trec_eval=(spell("iprec_at_recall", "recall", RECALL_LEVELS),),
+      ir_measures=(spell("IPrec", recall_cutoff="trec_eval9"),),
       aliases=(spell("interpolated_precision"),), oracle="pytrec_eval", source=_RANK),
     M("eleven_point_average", "duckrank.eleven_point_average_of(q)",
       "mean interpolated precision at recall 0, 0.1, ..., 1", trec_eval=(spell("11pt_avg"),),

@@ -192,6 +192,18 @@ sorted_input AS (  -- input: score descending, then the order of the input
                  duckrank.run_checks(query_id, doc_id, score) AS checks
           FROM graded WHERE ties = 'input' GROUP BY query_id)
 ),
+sorted_doc_ascending AS (  -- doc_ascending: score descending, then doc_id ascending (ir_measures' msmarco provider)
+    SELECT query_id, imputed_grade,
+           list_transform(sorted, lambda d: duckrank.ranking_entry(-d.negated_score, d.doc_id, d.judged_grade)) AS sorted,
+           tied, checks
+    FROM (SELECT query_id, any_value(imputed_grade) AS imputed_grade,
+                 -- ascending by (-score, doc_id): the score descending, the id (as text) ascending
+                 coalesce(list_sort(list({'negated_score': -score, 'doc_id': CAST(doc_id AS VARCHAR),
+                                          'judged_grade': judged_grade}) FILTER (WHERE kept)), []) AS sorted,
+                 CAST(NULL AS STRUCT(rel DOUBLE, gain DOUBLE)[]) AS tied,
+                 duckrank.run_checks(query_id, doc_id, score) AS checks
+          FROM graded WHERE ties = 'doc_ascending' GROUP BY query_id)
+),
 sorted_by_grade AS (  -- pessimistic (relevant, then high gain, last) or optimistic (first) within a tie
     SELECT query_id, imputed_grade,
            list_transform(sorted, lambda d: duckrank.ranking_entry(d.score, d.doc_id, d.judged_grade)) AS sorted,
@@ -222,6 +234,7 @@ sorted_average AS (  -- average: ranked as trec, each doc carrying its tie group
 ),
 sorted_docs AS (
     SELECT * FROM sorted_trec UNION ALL BY NAME SELECT * FROM sorted_input
+    UNION ALL BY NAME SELECT * FROM sorted_doc_ascending
     UNION ALL BY NAME SELECT * FROM sorted_by_grade UNION ALL BY NAME SELECT * FROM sorted_average
 ),
 -- unjudged := 'skip' with max_rank: the cut, then the unjudged docs dropped (trec_eval -J -M).

@@ -44,23 +44,32 @@ CREATE OR REPLACE MACRO duckrank.bpref_of(q) AS
         q.tie_rule, 'bpref');
 COMMENT ON MACRO duckrank.bpref_of IS 'bpref = (1/R) sum_{relevant retrieved r} (1 - min(n_r, R) / min(N, R)) (trec_eval bpref)';
 
+-- The relevant docs recall level r needs among R: round(r * R), half away from zero, as trec_eval 10;
+-- recall_cutoff := 'trec_eval9': floor(r * R + 0.9), as trec_eval 9 (pytrec_eval, ir_measures' IPrec).
+CREATE OR REPLACE MACRO duckrank.recall_cutoff(recall, num_rel, rule) AS
+    CASE WHEN rule = 'trec_eval9' THEN floor(CAST(recall AS DOUBLE) * num_rel + 0.9)
+         ELSE round(CAST(recall AS DOUBLE) * num_rel) END;
+COMMENT ON MACRO duckrank.recall_cutoff IS 'the relevant docs recall r needs: round(r R), or floor(r R + 0.9) under trec_eval9';
+
 -- Interpolated precision at recall level r: the best precision at or below the rank where the
--- relevant docs retrieved reach round(r * R) (half away from zero, as trec_eval 10 prints; at
--- least one), 0 if never reached. A query with nothing retrieved has no precision at all: trec_eval
--- 10 divides 0 by 0 for the levels whose cutoff round(r R) is 0 and prints -nan, and so does
--- duckrank (NaN), except for the queries trec_eval -c fills with zeros (q.zero_filled).
-CREATE OR REPLACE MACRO duckrank.interpolated_precision_of(q, recall) AS
+-- relevant docs retrieved reach the recall cutoff (at least one), 0 if never reached. A query with
+-- nothing retrieved has no precision at all: trec_eval 10 divides 0 by 0 for the levels whose
+-- cutoff is 0 and prints -nan, and so does duckrank (NaN), except for the queries trec_eval -c
+-- fills with zeros (q.zero_filled).
+CREATE OR REPLACE MACRO duckrank.interpolated_precision_of(q, recall, recall_cutoff) AS
     duckrank.needs_strict_ties(
-        CASE WHEN q.num_ret = 0 AND NOT q.zero_filled AND round(CAST(recall AS DOUBLE) * q.num_rel) = 0 THEN 'NaN'::DOUBLE
+        CASE WHEN q.num_ret = 0 AND NOT q.zero_filled AND duckrank.recall_cutoff(recall, q.num_rel, recall_cutoff) = 0
+             THEN 'NaN'::DOUBLE
              ELSE coalesce(list_max(list_transform(duckrank.relevant_ranks(q, NULL),
-                                    lambda r, j: CASE WHEN j >= greatest(round(CAST(recall AS DOUBLE) * q.num_rel), 1)
+                                    lambda r, j: CASE WHEN j >= greatest(duckrank.recall_cutoff(recall, q.num_rel,
+                                                                                                recall_cutoff), 1)
                                                       THEN j / r END)), 0.0) END,
         q.tie_rule, 'interpolated precision');
 COMMENT ON MACRO duckrank.interpolated_precision_of IS 'iP@r = max precision at ranks where recall >= r (trec_eval iprec_at_recall)';
 
 -- 11-point average: the mean of interpolated precision at recall 0, 0.1, ..., 1 (trec_eval 11pt_avg).
 CREATE OR REPLACE MACRO duckrank.eleven_point_average_of(q) AS
-    list_sum(list_transform(range(11), lambda level: duckrank.interpolated_precision_of(q, level / 10))) / 11;
+    list_sum(list_transform(range(11), lambda level: duckrank.interpolated_precision_of(q, level / 10, 'round'))) / 11;
 COMMENT ON MACRO duckrank.eleven_point_average_of IS 'mean interpolated precision at recall 0, 0.1, ..., 1 (trec_eval 11pt_avg)';
 
 -- binG (trec_eval 10, m_binG.c, "Binary G"): each relevant retrieved doc counts

@@ -7,8 +7,8 @@ CREATE OR REPLACE MACRO duckrank.convention_problems(rel_level := 1, ties := 'tr
     nullif(concat_ws(chr(10),
         CASE WHEN NOT coalesce(isfinite(rel_level), false)
              THEN 'rel_level must be a finite number; got ' || duckrank.show(rel_level) END,
-        CASE WHEN NOT coalesce(ties IN ('trec', 'input', 'average', 'pessimistic', 'optimistic'), false)
-             THEN 'ties must be one of trec, input, average, pessimistic, optimistic; got ' || duckrank.show(ties) END,
+        CASE WHEN NOT coalesce(ties IN ('trec', 'doc_ascending', 'input', 'average', 'pessimistic', 'optimistic'), false)
+             THEN 'ties must be one of trec, doc_ascending, input, average, pessimistic, optimistic; got ' || duckrank.show(ties) END,
         CASE WHEN NOT coalesce(max_rank IS NULL OR (max_rank >= 0 AND max_rank <= 9223372036854775807 AND max_rank = floor(max_rank)), false)
              THEN 'max_rank must be a whole number from 0 to 9223372036854775807 (or NULL for no cap); got ' || duckrank.show(max_rank) END,
         CASE WHEN NOT coalesce(complete IS NOT NULL, false)
@@ -21,9 +21,9 @@ CREATE OR REPLACE MACRO duckrank.convention_problems(rel_level := 1, ties := 'tr
              THEN 'duplicates must be one of error, max; got ' || duckrank.show(duplicates) END), '');
 COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions; returns the problems as text, NULL if none';
 
-CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, gain := 'linear',
-        gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL, p := 0.8,
-        graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
+CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, recall_cutoff := 'round',
+        gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL,
+        p := 0.8, graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
         retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
         sampled := NULL, correction := 'bv', head := 0.2, similarity := 'cooccurrence') AS
     nullif(concat_ws(chr(10),
@@ -39,6 +39,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'mult must be positive; got ' || duckrank.show(mult) END,
         CASE WHEN NOT coalesce(recall >= 0 AND recall <= 1, false)
              THEN 'recall must be between 0 and 1; got ' || duckrank.show(recall) END,
+        CASE WHEN NOT coalesce(recall_cutoff IN ('round', 'trec_eval9'), false)
+             THEN 'recall_cutoff must be one of round, trec_eval9; got ' || duckrank.show(recall_cutoff) END,
         CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw', 'binary'), false)
              THEN 'gain must be one of linear, exp, raw, binary (or pass gain_map); got ' || duckrank.show(gain) END,
         CASE WHEN NOT coalesce(gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), lambda v: isfinite(v) AND abs(v) <= 1e300)), true), false)
@@ -232,14 +234,14 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.bpref IS 'bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R) (per query)';
 
-CREATE OR REPLACE MACRO duckrank.interpolated_precision(qrels, run, recall := 0.0, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.interpolated_precision(qrels, run, recall := 0.0, recall_cutoff := 'round', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(recall := recall),
+        duckrank.option_problems(recall := recall, recall_cutoff := recall_cutoff),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.interpolated_precision_of(q, recall), q.num_rel, empty) AS DOUBLE) AS value
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.interpolated_precision_of(q, recall, recall_cutoff), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;

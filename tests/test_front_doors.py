@@ -140,6 +140,7 @@ SETTINGS: dict[str, dict[str, Any]] = {setting_id(conventions): conventions for 
     {"ties": "pessimistic", "empty": "nan", "max_rank": 2, "complete": True},
     {"ties": "optimistic", "complete": True, "unjudged": "mean", "rel_level": 2},
     {"ties": "average", "unjudged": "median", "max_rank": 4, "empty": "nan", "rel_level": 2},
+    {"ties": "doc_ascending", "max_rank": 3},
 ]}
 GAIN_SETTING = "gain=exp"
 CLI_FLAGS = {"rel_level": "-l", "ties": "--ties", "max_rank": "-M", "empty": "--empty", "unjudged": "--unjudged",

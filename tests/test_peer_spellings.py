@@ -63,3 +63,36 @@ def test_trec_eval_names_take_rel_like_every_measure(data):
 def test_set_names_take_no_cutoff():
     with pytest.raises(MeasureError, match="SetP takes no @cutoff"):
         duckrank.evaluate([Qrel("q", "d", 1)], [ScoredDoc("q", "d", 1.0)], ["SetP@5"])
+
+
+def test_doc_ascending_ties_equal_ir_measures_msmarco_and_judged_providers():
+    # ir_measures' msmarco provider (its MRR@10) and judged provider (Judged@k) break a tie by doc_id
+    # ascending, where trec_eval (and its pytrec_eval provider) break it by doc_id descending
+    rng = random.Random(7)
+    qrels, run = [], []
+    for q in range(30):
+        docs = rng.sample(range(100), 40)
+        run += [ScoredDoc(f"q{q}", f"d{d}", float(rng.randint(0, 3))) for d in docs[:25]]  # many ties
+        qrels += [Qrel(f"q{q}", f"d{d}", rng.choice([-1, 0, 0, 1, 2])) for d in docs[5:30]]
+    rr = ir_measures.msmarco.calc_aggregate([ir_measures.RR @ 10], qrels, run)[ir_measures.RR @ 10]
+    judged = ir_measures.judged.calc_aggregate([ir_measures.Judged @ 10], qrels, run)[ir_measures.Judged @ 10]
+    got = duckrank.evaluate(qrels, run, ["RR@10", "Judged@10"], ties="doc_ascending")
+    assert got == pytest.approx({"RR@10": rr, "Judged@10": judged}, abs=1e-12)
+    trec = duckrank.evaluate(qrels, run, ["RR@10", "Judged@10"])
+    assert trec["RR@10"] != pytest.approx(rr, abs=1e-9)  # the data do tie where the rules differ
+
+
+def test_iprec_cuts_recall_as_ir_measures_does(data):
+    # ir_measures' IPrec@r (pytrec_eval: trec_eval 9) needs floor(r R + 0.9) relevant docs where
+    # trec_eval 10's iprec_at_recall needs round(r R)
+    qrels, run = data
+    levels = [0.0, 0.1, 0.2, 0.25, 0.3, 0.5, 0.7, 0.75, 0.9, 1.0]
+    measures = [ir_measures.IPrec @ r for r in levels]
+    expected = {(row.query_id, f"IPrec@{row.measure.params['recall']}"): row.value
+                for row in ir_measures.iter_calc(measures, qrels, run)}
+    spellings = [f"IPrec@{r}" for r in levels]
+    got = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, spellings, complete=True,
+                                                      per_query=True).fetchall()}
+    assert got == pytest.approx(expected, abs=1e-12)
+    trec = duckrank.evaluate(qrels, run, ["iprec_at_recall.0.30", "IPrec(recall_cutoff=round)@0.3", "IPrec@0.3"])
+    assert trec["iprec_at_recall.0.30"] == trec["IPrec(recall_cutoff=round)@0.3"] != trec["IPrec@0.3"]

@@ -52,7 +52,7 @@ def test_k_must_be_a_positive_integer(con, macro, k):
 
 
 @pytest.mark.parametrize("option, bad, allowed, macro", [
-    ("ties", "random", "trec, input, average, pessimistic, optimistic", "ndcg"),
+    ("ties", "random", "trec, doc_ascending, input, average, pessimistic, optimistic", "ndcg"),
     ("gain", "log", "linear, exp, raw, binary", "ndcg"),
     ("empty", "drop", "zero, skip, nan", "precision"),
     ("unjudged", "zero", "nonrelevant, skip, mean, median", "bpref"),

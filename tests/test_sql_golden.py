@@ -570,6 +570,8 @@ TIE_EXPECTED = {
     "input": (1 / 2, 2 / 3, 1 / 2, (1 / 2 + 2 / 3 + 3 / 5) / 3, (D(2) + 2 * D(3) + D(5)) / IDEAL),
     "pessimistic": (0.0, 1 / 3, 1 / 3, (1 / 3 + 2 / 4 + 3 / 5) / 3, (D(3) + 2 * D(4) + D(5)) / IDEAL),
     "optimistic": (1 / 2, 2 / 3, 1 / 2, (1 / 2 + 2 / 3 + 3 / 5) / 3, (2 * D(2) + D(3) + D(5)) / IDEAL),
+    # doc_ascending (doc_id ascending in a tie):         a b c d e   0 1 0 1 1   gains 0 2 0 1 1
+    "doc_ascending": (1 / 2, 1 / 3, 1 / 2, (1 / 2 + 2 / 4 + 3 / 5) / 3, (2 * D(2) + D(4) + D(5)) / IDEAL),
     # P@2 = (0 + 2/3) / 2, P@3 = (0 + 2/3 + 2/3) / 3; RR and AP refuse 'average' (not linear)
     "average": (1 / 3, 4 / 9, None, None, (D(2) + D(3) + D(4) + D(5)) / IDEAL),
 }
