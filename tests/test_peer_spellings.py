@@ -73,7 +73,8 @@ def test_doc_ascending_ties_equal_ir_measures_msmarco_and_judged_providers():
     for q in range(30):
         docs = rng.sample(range(100), 40)
         run += [ScoredDoc(f"q{q}", f"d{d}", float(rng.randint(0, 3))) for d in docs[:25]]  # many ties
-        qrels += [Qrel(f"q{q}", f"d{d}", rng.choice([-1, 0, 0, 1, 2])) for d in docs[5:30]]
+        # no negative grade: ir_measures' Judged counts one as a judgment, duckrank as "pooled, unjudged"
+        qrels += [Qrel(f"q{q}", f"d{d}", rng.choice([0, 0, 1, 2])) for d in docs[5:30]]
     rr = ir_measures.msmarco.calc_aggregate([ir_measures.RR @ 10], qrels, run)[ir_measures.RR @ 10]
     judged = ir_measures.judged.calc_aggregate([ir_measures.Judged @ 10], qrels, run)[ir_measures.Judged @ 10]
     got = duckrank.evaluate(qrels, run, ["RR@10", "Judged@10"], ties="doc_ascending")
@@ -94,5 +95,12 @@ def test_iprec_cuts_recall_as_ir_measures_does(data):
     got = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, spellings, complete=True,
                                                       per_query=True).fetchall()}
     assert got == pytest.approx(expected, abs=1e-12)
-    trec = duckrank.evaluate(qrels, run, ["iprec_at_recall.0.30", "IPrec(recall_cutoff=round)@0.3", "IPrec@0.3"])
-    assert trec["iprec_at_recall.0.30"] == trec["IPrec(recall_cutoff=round)@0.3"] != trec["IPrec@0.3"]
+    # trec_eval's spelling keeps trec_eval 10's cutoff, which IPrec takes as an option; the data hit
+    # levels where the two cutoffs differ
+    trec = [f"iprec_at_recall.{r:.2f}" for r in levels]
+    rounded = [f"IPrec(recall_cutoff=round)@{r}" for r in levels]
+    values = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, [*trec, *rounded], complete=True,
+                                                         per_query=True).fetchall()}
+    queries = {q for q, _ in values}
+    assert all(values[(q, a)] == values[(q, b)] for q in queries for a, b in zip(trec, rounded))
+    assert any(values[(q, a)] != got[(q, b)] for q in queries for a, b in zip(trec, spellings))
