@@ -355,7 +355,7 @@ def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[in
         constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
                             for (name, _), value in zip(key_columns, values))
         for index, measure in measures:
-            level = measure.rel_level if measure.rel_level is not None else rel_level
+            level = measure.level(rel_level)
             call = measure.metric.aggregate.format(
                 log=sql_text(source), rel_level=sql_literal(level),
                 **{name: sql_literal(value) for name, value in measure.params.items()})
@@ -395,7 +395,7 @@ def _top_lists(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measur
     key values and {relevance level: table}."""
     cutoffs = [m.params.get("k") for m in measures]
     depth = None if None in cutoffs else max(cutoffs)
-    levels = sorted({_level(m, conventions) for m in measures})
+    levels = sorted({m.level(conventions["rel_level"]) for m in measures})
     # the measures a refusal (ties := 'average') names
     names = sql_text(", ".join(dict.fromkeys(m.spelling for m in measures)))
     slices = []
@@ -423,10 +423,6 @@ def _read_training_pairs_once(con: duckdb.DuckDBPyConnection, tables: dict[str, 
     return {**tables, "train": pairs}
 
 
-def _level(measure: Measure, conventions: dict[str, Any]) -> float:
-    return measure.rel_level if measure.rel_level is not None else conventions["rel_level"]
-
-
 def _top_k_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any],
                tables: dict[str, str | None], slices: list[tuple[tuple, dict[float, str]]]) -> str:
     """The beyond-accuracy measures (sql/42_beyond_accuracy.sql): each reads its table macro over a
@@ -438,7 +434,7 @@ def _top_k_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dic
         constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
                             for (name, _), value in zip(key_columns, values))
         for index, measure in measures:
-            call = measure.top_k_sql({"users": lists[_level(measure, conventions)], **tables}, conventions["empty"])
+            call = measure.top_k_sql({"users": lists[measure.level(conventions["rel_level"])], **tables}, conventions["empty"])
             query = "NULL" if measure.summary == "overall" else "query_id"
             selects.append(f"SELECT {constants}{query} AS query_id, {index} AS measure_index, "
                            f"CAST(value AS DOUBLE) AS value, CAST(NULL AS VARCHAR) AS text FROM {call} "
@@ -808,10 +804,11 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     try:
         plan = _plan(con, run_sources, qrels_source, run_names, segments)
         ranking = [m for m in parsed if m.summary != "log"]
-        ranked = [m for m in ranking if m.metric.reads != "top_k"]
+        ranked = [m for m in parsed if m.ranked]
+        depth, slices = None, []
         if top_k:
             tables = _read_training_pairs_once(con, tables)
-        depth, slices = _top_lists(con, plan, [m for _, m in top_k], conventions) if top_k else (None, [])
+            depth, slices = _top_lists(con, plan, [m for _, m in top_k], conventions)
         ranked_plan = _cut_plan(con, plan, parsed, depth, slices, conventions)
         batches = _query_batches(con, ranked_plan) if ranked else 1
         estimates = _corrections(con, ranked_plan, parsed, conventions)

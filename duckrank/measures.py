@@ -64,6 +64,16 @@ class Measure:
                        self.complete)
 
     @property
+    def ranked(self) -> bool:
+        """Whether a duckrank.rank_queries pass scores it: not a log measure (it reads a whole log)
+        nor a beyond-accuracy one (it reads the top lists)."""
+        return self.summary != "log" and self.metric.reads != "top_k"
+
+    def level(self, rel_level: float) -> float:
+        """Its relevance level: its own (P(rel=2)@5), else the convention's `rel_level`."""
+        return self.rel_level if self.rel_level is not None else rel_level
+
+    @property
     def depth(self) -> int | None:
         """Its k when it reads only the docs ranked <= k (and the qrels' counts), so that a run cut to
         each query's top k gives its value; None when it reads more of the ranking (no k, the run's
@@ -78,7 +88,7 @@ class Measure:
         ERR's top grade), defaults filled in."""
         params = {name: OPTIONS[name].default for name in RANKED_OPTIONS} | {
             name: value for name, value in self.params.items() if name in RANKED_OPTIONS}
-        return (self.rel_level if self.rel_level is not None else rel_level,
+        return (self.level(rel_level),
                 self.complete if self.complete is not None else complete,
                 *(tuple(sorted(value.items())) if isinstance(value, dict) else value
                   for value in (params[name] for name in RANKED_OPTIONS)))
@@ -265,9 +275,9 @@ def _parse_duck(spelling: str) -> Measure | None:
         return None
     if match["name"].lower() in NAMES:
         metric, spelled = NAMES[match["name"].lower()]
-    elif (match["options"] and _trec_family(match["name"], True) is not None
-          and not TREC_NAMES[_trec_family(match["name"], True)][1].family):  # set_P(rel=2); not P_cut's list
-        metric, spelled = TREC_NAMES[_trec_family(match["name"], True)]
+    elif (match["options"] and (family := _trec_family(match["name"], True)) is not None
+          and not TREC_NAMES[family][1].family):  # set_P(rel=2); not P_cut's list of cutoffs
+        metric, spelled = TREC_NAMES[family]
     else:
         return None
     given: dict[str, Any] = {}

@@ -52,7 +52,7 @@ def _is_record(value: Any) -> bool:
     return "query_id" in fields and "doc_id" in fields
 
 
-def is_one_input(value: Any) -> bool:
+def _is_one_input(value: Any) -> bool:
     """Whether `value` is one of the peers' forms of a single run or qrels (so a list of ScoredDoc
     is one run, not a list of runs)."""
     return _is_ranx(value) or _is_scores(value) or _is_records(value)
@@ -64,7 +64,7 @@ def runs_and_names(runs: Any, names: list[str] | None) -> tuple[list[Any], list[
     that it can be read more than once (report reads each run twice)."""
     if isinstance(runs, Mapping) and runs and not _is_scores(runs):
         run_list, names = list(runs.values()), names if names is not None else [str(name) for name in runs]
-    elif isinstance(runs, (list, tuple)) and not is_one_input(runs):
+    elif isinstance(runs, (list, tuple)) and not _is_one_input(runs):
         run_list = list(runs)
     else:
         run_list = [runs]

@@ -32,7 +32,7 @@ def ranking_passes(measures: list[Measure], conventions: dict[str, Any],
     grade (the largest grade of the whole qrels, which one batch of queries may lack)."""
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(measures):
-        if measure.summary != "log" and measure.metric.reads != "top_k":
+        if measure.ranked:
             groups.setdefault(measure.relation_key(conventions["rel_level"], conventions["complete"]), []).append(index)
     passes = []
     for (rel_level, complete, *options), indexes in groups.items():
@@ -53,7 +53,7 @@ def reads_top_lists(measures: list[Measure], depth: int | None, conventions: dic
     rows' order, the grade-ordered rules order ties by each pass's gains) and with every retrieved
     doc judged or not (unjudged := 'skip' renumbers the ranks, mean|median impute from every
     retrieved doc)."""
-    ranked = [m for m in measures if m.summary != "log" and m.metric.reads != "top_k"]
+    ranked = [m for m in measures if m.ranked]
     return (depth is not None and bool(ranked) and conventions["ties"] == "trec"
             and conventions["unjudged"] == "nonrelevant"
             and all(m.depth is not None and m.depth <= depth for m in ranked))
