@@ -28,11 +28,15 @@ CREATE OR REPLACE MACRO duckrank.recall_of(q, k, cap) AS
                    CASE WHEN cap THEN least(q.num_rel, coalesce(k, q.num_ret)) ELSE q.num_rel END);
 COMMENT ON MACRO duckrank.recall_of IS 'R@k = sum_{i<=k} rel(i) / R, 0 if R = 0; cap := true divides by min(R, k) (k NULL: min(R, retrieved), set_relative_P)';
 
--- F_beta@k = (1 + b^2) P R / (b^2 P + R), 0 when P = R = 0. k NULL: trec_eval set_F.
--- Written as (1 + b^2) hits / (b^2 R + k), which is the same number and linear in the hits.
+-- F_beta@k = (1 + b^2) P R / (b^2 P + R), 0 when nothing relevant is retrieved. k NULL: trec_eval
+-- set_F. Computed as m_set_F.c writes it, not as the equal (1 + b^2) hits / (b^2 R + k): the two
+-- round apart by an ulp, which prints another 4th decimal where the value is 0.xxxx5 (5 hits,
+-- R = 6, 58 retrieved: 0.15625 one way, 0.15625000000000003 the other).
 CREATE OR REPLACE MACRO duckrank.f_measure_of(q, k, beta) AS
-    duckrank.ratio((1 + CAST(beta AS DOUBLE) * beta) * duckrank.hits_of(q, k),
-                   CAST(beta AS DOUBLE) * beta * q.num_rel + coalesce(k, q.num_ret));
+    CASE WHEN duckrank.hits_of(q, k) > 0
+         THEN (CAST(beta AS DOUBLE) * beta + 1.0) * duckrank.precision_of(q, k) * duckrank.recall_of(q, k, false)
+              / (CAST(beta AS DOUBLE) * beta * duckrank.precision_of(q, k) + duckrank.recall_of(q, k, false))
+         ELSE 0.0 END;
 COMMENT ON MACRO duckrank.f_measure_of IS 'F_beta@k = (1+b^2) P R / (b^2 P + R); k NULL: set_F';
 
 -- hit@k (success@k): 1 if any relevant document is retrieved at ranks <= k.
