@@ -240,6 +240,8 @@ def _parse_trec(spelling: str) -> Measure | None:
             else:
                 printed_name = f"{canonical}_{float(value):.2f}"
             given[param_option] = value
+        if "stand_in" in metric.options:  # trec_eval -c resets the stand-in's value by the bare name only
+            given["stand_in"] = True
     return _build(spelling, metric, spelled.fixed, given, printed_name)
 
 

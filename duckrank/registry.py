@@ -131,6 +131,11 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
     Param("collection_size", "integer", 0, "documents in the collection, for utility's missed non-relevant docs "
           "(trec_eval -N)", valid="collection_size >= 0 AND collection_size = floor(collection_size)",
           must="be a whole number >= 0"),
+    # trec_eval -c scores a query the run misses on a stand-in ranking of one unjudged doc, then resets
+    # num_ret, utility, relstring, unj and rbp_resid by their bare names only (trec_eval.c)
+    Param("stand_in", "boolean", False, "a qrels query the run misses (complete) is scored on trec_eval -c's stand-in "
+          "ranking, one unjudged doc, not an empty one (as trec_eval prints utility, relstring and rbp_resid named "
+          "with a parameter)", valid="stand_in IS NOT NULL", must="be true or false"),
     # Sampled metrics (sql/45_sampled.sql): the lists hold each query's relevant items plus negatives
     # sampled uniformly from a catalog of `sampled` items; `correction` picks the estimate reported.
     Param("sampled", "integer", None, "the lists were sampled: each query's relevant items plus negatives drawn "
@@ -388,8 +393,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       "w = grade / max(1, the query's top grade) (graded) or rel(i)", ("k", "p", "graded"),
       trec_eval=(spell("rbp", "named", p=0.9),), ir_measures=(spell("RBP"),), ranx=(spell("rbp"),), cut=True, oracle="ranx",
       also=(("residual", "rbp_residual"),), source=_GAIN),
-    M("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p})", "RBP's residual: the weight of the unjudged docs in "
-      "the top k and of the ranks beyond", ("k", "p"), trec_eval=(spell("rbp_resid", "named", p=0.9),),
+    M("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p}, {stand_in})", "RBP's residual: the weight of the "
+      "unjudged docs in the top k and of the ranks beyond", ("k", "p", "stand_in"), trec_eval=(spell("rbp_resid", "named", p=0.9),),
       aliases=(spell("rbp_residual"),), oracle="formula", source=_GAIN),
     M("judged", "duckrank.judged_of(q, {k})", "Judged@k = the share of the top k (or of the retrieved, if fewer) that "
       "is judged", ("k",), ir_measures=(spell("Judged"),), cut=True, oracle="ir_measures", source=_SET),
@@ -460,9 +465,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       trec_eval=(spell("unj", "k", ("5", "10", "20")),), aliases=(spell("unjudged_fraction"),), oracle="trec_eval",
       source=_SET),
     M("utility", "duckrank.utility_of(q, {retrieved_relevant}, {retrieved_nonrelevant}, {missed_relevant}, "
-      "{missed_nonrelevant}, {collection_size})", "utility = p1 relevant retrieved + p2 non-relevant retrieved + "
+      "{missed_nonrelevant}, {collection_size}, {stand_in})", "utility = p1 relevant retrieved + p2 non-relevant retrieved + "
       "p3 relevant missed + p4 non-relevant missed (1, -1, 0, 0)",
-      ("retrieved_relevant", "retrieved_nonrelevant", "missed_relevant", "missed_nonrelevant", "collection_size"),
+      ("retrieved_relevant", "retrieved_nonrelevant", "missed_relevant", "missed_nonrelevant", "collection_size",
+       "stand_in"),
       trec_eval=(spell("utility", "retrieved_relevant,retrieved_nonrelevant,missed_relevant,missed_nonrelevant"),), aliases=(spell("utility"),), oracle="trec_eval", source=_SET),
     M("binary_normalized_gain", "duckrank.binary_normalized_gain_of(q)", "binG = (1/R) sum over relevant "
       "retrieved docs of 1 / log2(2 + the non-relevant docs above)", trec_eval=(spell("binG"),),
@@ -480,8 +486,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("r_ndcg", "duckrank.r_ndcg_of(q)", "Rndcg = nDCG averaged at the ranks where the ideal gain changes "
       "(and at full depth)", ("gain", "gain_map"), trec_eval=(spell("Rndcg", "gain_map"),),
       aliases=(spell("r_ndcg"),), oracle="trec_eval", source=_GAIN),
-    M("relevance_string", "duckrank.relevance_string_of(q, {k})", "the top k docs' judgments as text: the grade 0-9, > above "
-      "9, - not in the qrels, . a negative grade", ("k",),
+    M("relevance_string", "duckrank.relevance_string_of(q, {k}, {stand_in})", "the top k docs' judgments as text: the "
+      "grade 0-9, > above 9, - not in the qrels, . a negative grade", ("k", "stand_in"),
       summary="none", value="text", reads="all", trec_eval=(spell("relstring", "k", k=10),),
       aliases=(spell("relevance_string"),), oracle="trec_eval", source=_RANK),
 ]}

@@ -100,16 +100,27 @@ CREATE OR REPLACE MACRO duckrank.unjudged_fraction_of(q, k) AS
         q.tie_rule, 'unj');
 COMMENT ON MACRO duckrank.unjudged_fraction_of IS 'unj@k = unjudged docs (not in the qrels, or a negative grade) in the top k / k (trec_eval unj)';
 
+-- trec_eval -c scores a query the run misses (q.zero_filled) on a stand-in ranking of one unjudged
+-- doc (trec_eval.c's bogus_ranking), then resets num_ret, utility, relstring, unj and rbp_resid to
+-- nothing by their bare printed names; printed with a parameter (utility_1,-1,0,0, rbp_resid_p=0.5,
+-- relstring_20) they keep the stand-in's value. stand_in := true scores that ranking: the docs it
+-- adds to those retrieved, 1 for such a query, else 0.
+CREATE OR REPLACE MACRO duckrank.stand_in_docs(q, stand_in) AS
+    CASE WHEN stand_in AND q.zero_filled THEN 1 ELSE 0 END;
+COMMENT ON MACRO duckrank.stand_in_docs IS 'the unjudged doc trec_eval -c retrieves for a query the run misses: 1 under stand_in for such a query, else 0';
+
 -- utility (trec_eval 10, m_utility.c): a weighted sum over the contingency table of one query,
 --   retrieved_relevant * a + retrieved_nonrelevant * b + missed_relevant * c + missed_nonrelevant * d,
 -- a = num_rel_ret, b = num_ret - num_rel_ret (unjudged retrieved docs count as non-relevant),
 -- c = R - num_rel_ret, d = collection_size + num_rel_ret - num_ret - R (trec_eval -N: the
 -- collection's size, 0 unless given, so d is only meaningful with it). trec_eval's default weights
 -- are 1, -1, 0, 0 (utility.1.0,-1.0,0.0,0.0). Linear in the hits, so ties := 'average' is exact.
+-- stand_in: num_ret counts the stand-in doc (trec_eval -c's utility_1,-1,0,0 is -1 for such a query).
 CREATE OR REPLACE MACRO duckrank.utility_of(q, retrieved_relevant, retrieved_nonrelevant, missed_relevant,
-                                             missed_nonrelevant, collection_size) AS
+                                             missed_nonrelevant, collection_size, stand_in) AS
     CAST(retrieved_relevant AS DOUBLE) * duckrank.hits_of(q, NULL)
-    + CAST(retrieved_nonrelevant AS DOUBLE) * (q.num_ret - duckrank.hits_of(q, NULL))
+    + CAST(retrieved_nonrelevant AS DOUBLE) * (q.num_ret + duckrank.stand_in_docs(q, stand_in) - duckrank.hits_of(q, NULL))
     + CAST(missed_relevant AS DOUBLE) * (q.num_rel - duckrank.hits_of(q, NULL))
-    + CAST(missed_nonrelevant AS DOUBLE) * (collection_size + duckrank.hits_of(q, NULL) - q.num_ret - q.num_rel);
+    + CAST(missed_nonrelevant AS DOUBLE) * (collection_size + duckrank.hits_of(q, NULL)
+                                            - (q.num_ret + duckrank.stand_in_docs(q, stand_in)) - q.num_rel);
 COMMENT ON MACRO duckrank.utility_of IS 'utility = p1 a + p2 b + p3 c + p4 d over the retrieved/missed x relevant/non-relevant table (trec_eval utility)';

@@ -116,9 +116,11 @@ CREATE OR REPLACE MACRO duckrank.relevance_character(judged_grade) AS
          ELSE chr(48 + CAST(trunc(judged_grade) AS INTEGER)) END;
 COMMENT ON MACRO duckrank.relevance_character IS 'one doc''s character in trec_eval''s relstring: 0-9, > (above 9), - (not in the qrels), . (negative)';
 
-CREATE OR REPLACE MACRO duckrank.relevance_string_of(q, k) AS
-    duckrank.needs_strict_ties(
-        array_to_string(list_transform(q.docs[1:coalesce(k, len(q.docs))],
-                                       lambda d: duckrank.relevance_character(d.judged_grade)), ''),
-        q.tie_rule, 'relstring');
+-- stand_in: the stand-in's one unjudged doc, '-' (duckrank.stand_in_docs).
+CREATE OR REPLACE MACRO duckrank.relevance_string_of(q, k, stand_in) AS
+    CASE WHEN duckrank.stand_in_docs(q, stand_in) = 1 THEN '-'
+         ELSE duckrank.needs_strict_ties(
+                  array_to_string(list_transform(q.docs[1:coalesce(k, len(q.docs))],
+                                                 lambda d: duckrank.relevance_character(d.judged_grade)), ''),
+                  q.tie_rule, 'relstring') END;
 COMMENT ON MACRO duckrank.relevance_string_of IS 'the top k docs'' judgments as text, a character each (trec_eval relstring)';
