@@ -19,8 +19,8 @@ from typing import Any
 from duckrank._pairs import parse_pairs
 from duckrank._sql import literal
 from duckrank.errors import MeasureError, OptionError
-from duckrank.registry import (ALL_TREC, METRICS, OFFICIAL, OPTIONS, RANKED_OPTIONS, TREC_ORDER, Metric,
-                               Spelling)
+from duckrank.registry import (ALL_TREC, METRICS, OPTIONS, RANKED_OPTIONS, TREC_ORDER, TREC_SETS, TREC_UNREAD_SETS,
+                               Metric, Spelling)
 
 # Spellings -> (metric, spelling). trec_eval's names are matched exactly (in another case only
 # when no other family has the name, or with a trec_eval parameter: p.5); the others in any case.
@@ -328,6 +328,9 @@ def parse_measure(spelling: str) -> Measure:
         return _build(spelling, METRICS["rbp"], (), {"p": float("0." + text[4:])}, spelling)
     # trec_eval spellings first: 'map', 'P.5', 'ndcg' mean exactly trec_eval's measures.
     measure = _parse_trec(spelling) or _parse_duck(spelling)
+    if measure is None and text in TREC_UNREAD_SETS:
+        raise MeasureError(f"{text!r} is trec_eval's measure set over {TREC_UNREAD_SETS[text]}, which duckrank "
+                           f"does not read; its sets over qrels are {', '.join(TREC_SETS)}")
     if measure is None:
         head = re.split(r"[@(.]", spelling.strip(), maxsplit=1)[0]
         lowered = {name.lower(): name for name in known_spellings()}
@@ -338,11 +341,12 @@ def parse_measure(spelling: str) -> Measure:
 
 
 def expand_measures(arguments: list[str]) -> list[str]:
-    """Expand trec_eval's `-m` shorthands: comma lists (P.5,10,20) and all_trec."""
+    """Expand trec_eval's `-m` shorthands: comma lists (P.5,10,20) and its measure sets (all_trec, set,
+    official)."""
     expanded: list[str] = []
     for argument in arguments:
-        if argument.strip().lower() == "all_trec":
-            expanded.extend(ALL_TREC)
+        if argument.strip().lower() in TREC_SETS:
+            expanded.extend(expand_measures(TREC_SETS[argument.strip().lower()]))
             continue
         name, dot, params = argument.partition(".")
         family = _trec_family(name, bool(dot))
@@ -390,10 +394,20 @@ def _parameters(family: str, params: str) -> list[str]:
     return [params]
 
 
+# trec_eval's runid: no measure, but the summary's line naming the run (m_runid.c)
+RUNID = "runid"
+
+
+def prints_runid(arguments: list[str]) -> bool:
+    """Whether trec_eval prints its runid line for these -m arguments: -m runid (with any parameter,
+    which it ignores) or a measure set, each of which holds runid."""
+    return any(a.strip().partition(".")[0] == RUNID or a.strip().lower() in TREC_SETS for a in arguments)
+
+
 def trec_eval_measures(arguments: list[str], trec_order: bool = False) -> list[str]:
-    """`duckrank eval -m ...` as trec_eval 10 reads its -m: official and all_trec name its measure
+    """`duckrank eval -m ...` as trec_eval 10 reads its -m: official, set and all_trec name its measure
     sets, a bare family name (P, ndcg_cut, iprec_at_recall, ...) its default parameters, a comma
-    list several.
+    list several; runid is left to prints_runid.
 
     With trec_order (--format trec, the drop-in) the measures are exactly trec_eval's: in its order,
     parameters ascending, each measure's parameters those of its first -m that gives any (-m P.5
@@ -404,7 +418,9 @@ def trec_eval_measures(arguments: list[str], trec_order: bool = False) -> list[s
     spelled: list[str] = []
     for argument in arguments:
         text = argument.strip()
-        named_set = {"all_trec": ALL_TREC, "official": expand_measures(OFFICIAL)}.get(text.lower())
+        if text.partition(".")[0] == RUNID:
+            continue
+        named_set = expand_measures([text]) if text.lower() in TREC_SETS else None
         for item in named_set or [text]:
             family, values = _trec_values(item)
             if family is None:

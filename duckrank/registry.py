@@ -533,6 +533,21 @@ OFFICIAL: list[str] = [
     "P.5,10,15,20,30,100,200,500,1000",
 ]
 
+# trec_eval's measure sets (measures.c's te_trec_measure_nicknames): -m names one as a measure. Each
+# also prints trec_eval's runid line, as -m runid does. "set": the measures of the unranked set.
+TREC_SETS: dict[str, list[str]] = {
+    "official": OFFICIAL,
+    "set": ["num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall", "set_relative_P",
+            "set_map", "set_F"],
+    "all_trec": ALL_TREC,
+}
+# trec_eval's other measure sets, over judgments duckrank does not read: what they need.
+TREC_UNREAD_SETS: dict[str, str] = {
+    "all_prefs": "preference judgments (trec_eval -R prefs or qrels_prefs)",
+    "prefs": "preference judgments (trec_eval -R prefs or qrels_prefs)",
+    "qrels_jg": "judgment groups (trec_eval -R qrels_jg)",
+}
+
 # The order trec_eval 10 prints its measures in, whatever order -m names them (its te_trec_measures
 # table, measures.c); a family's parameters print in ascending order.
 TREC_ORDER: tuple[str, ...] = (
