@@ -156,9 +156,10 @@ def _option_value(text: str, spelling: str) -> Any:
     raise MeasureError(f"measure {spelling!r}: option value {text!r} is not a number or a word")
 
 
-_TYPES = {"integer": (int,), "number": (int, float), "text": (str,), "boolean": (bool,), "gain_map": (dict,)}
+_TYPES = {"integer": (int,), "number": (int, float), "text": (str,), "boolean": (bool,), "gain_map": (dict,),
+          "numbers": (tuple,)}
 _TYPE_WORDS = {"integer": "a whole number", "number": "a number", "text": "a word", "boolean": "true or false",
-               "gain_map": "grade=gain pairs"}
+               "gain_map": "grade=gain pairs", "numbers": "numbers, as trec_eval lists them (11pt_avg.0.2,0.5,0.8)"}
 
 
 def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], given: dict[str, Any],
@@ -224,6 +225,14 @@ def _parse_trec(spelling: str) -> Measure | None:
                     raise MeasureError(f"measure {spelling!r}: trec_eval's {canonical} takes name=value, e.g. "
                                        f"{canonical}.p=0.95")
                 given[key.strip()] = _number(value, spelling)
+        elif param_option == "recall_levels":  # 11pt_avg.0.2,0.5,0.8, printed as written
+            levels = tuple(float(_number(level, spelling)) for level in param.split(","))
+            if list(levels) != sorted(levels):
+                ascending = ",".join(sorted(param.split(","), key=lambda level: float(_number(level, spelling))))
+                raise MeasureError(f"measure {spelling!r}: list the recall levels in ascending order, e.g. "
+                                   f"{canonical}.{ascending}: trec_eval's 11pt_avg walks them from the last one, and "
+                                   f"out of that order averages other precisions than the levels name")
+            given["recall_levels"] = levels
         elif param_option == "beta^2":  # trec_eval's set_F.x computes (x + 1) P R / (x P + R)
             given["beta"] = float(_number(param, spelling)) ** 0.5
         elif "," in param_option:  # options by position: utility.1,-1,0,0

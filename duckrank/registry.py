@@ -33,7 +33,7 @@ class Param:
     own name, and the words that say it), and a line of help."""
 
     name: str
-    type: str  # integer | number | text | boolean | gain_map
+    type: str  # integer | number | text | boolean | gain_map | numbers (a tuple of numbers)
     default: Any
     doc: str
     choices: tuple[str, ...] = ()
@@ -75,6 +75,8 @@ def default_text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, dict):
         return "{}" if not value else ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
     return str(value)
 
 
@@ -95,6 +97,11 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
           valid="mult > 0", must="be positive"),
     Param("recall", "number", 0.0, "the recall level", valid="recall >= 0 AND recall <= 1",
           must="be between 0 and 1"),
+    Param("recall_levels", "numbers", tuple(level / 10 for level in range(11)), "the recall levels whose "
+          "interpolated precision 11pt_avg averages (trec_eval 11pt_avg.L1,L2,...)",
+          valid="len(recall_levels) >= 1 AND list_bool_and(list_transform(recall_levels, lambda level: level >= 0 "
+                "AND level <= 1)) AND recall_levels = list_sort(recall_levels)",
+          must="be recall levels between 0 and 1, in ascending order"),
     Param("recall_cutoff", "text", "round", "the relevant docs recall r needs: round(r R) (trec_eval 10) or "
           "floor(r R + 0.9) (trec_eval9: trec_eval 9, pytrec_eval, ir_measures' IPrec)",
           choices=("round", "trec_eval9")),
@@ -372,8 +379,9 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       trec_eval=(spell("iprec_at_recall", "recall", RECALL_LEVELS),),
       ir_measures=(spell("IPrec", recall_cutoff="trec_eval9"),),
       aliases=(spell("interpolated_precision"),), oracle="pytrec_eval", source=_RANK),
-    M("eleven_point_average", "duckrank.eleven_point_average_of(q)",
-      "mean interpolated precision at recall 0, 0.1, ..., 1", trec_eval=(spell("11pt_avg"),),
+    M("eleven_point_average", "duckrank.eleven_point_average_of(q, {recall_levels})",
+      "mean interpolated precision at the recall levels (0, 0.1, ..., 1)", ("recall_levels",),
+      trec_eval=(spell("11pt_avg", "recall_levels"),),
       aliases=(spell("eleven_point_average"),), oracle="pytrec_eval", source=_RANK),
     M("cg", "duckrank.cg_of(q, {k})", "CG@k = sum of the gains in the top k", ("k", "gain", "gain_map"),
       aliases=(spell("cg"),), cut=True, oracle="formula", source=_GAIN),

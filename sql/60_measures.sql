@@ -21,9 +21,10 @@ CREATE OR REPLACE MACRO duckrank.convention_problems(rel_level := 1, ties := 'tr
              THEN 'duplicates must be one of error, max; got ' || duckrank.show(duplicates) END), '');
 COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions; returns the problems as text, NULL if none';
 
-CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, recall_cutoff := 'round',
-        gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL,
-        p := 0.8, graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
+CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, recall_levels := [0.0,
+        0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], recall_cutoff := 'round', gain := 'linear',
+        gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL, p := 0.8,
+        graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
         retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
         stand_in := false, sampled := NULL, correction := 'bv', head := 0.2, similarity := 'cooccurrence') AS
     nullif(concat_ws(chr(10),
@@ -39,6 +40,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'mult must be positive; got ' || duckrank.show(mult) END,
         CASE WHEN NOT coalesce(recall >= 0 AND recall <= 1, false)
              THEN 'recall must be between 0 and 1; got ' || duckrank.show(recall) END,
+        CASE WHEN NOT coalesce(len(recall_levels) >= 1 AND list_bool_and(list_transform(recall_levels, lambda level: level >= 0 AND level <= 1)) AND recall_levels = list_sort(recall_levels), false)
+             THEN 'recall_levels must be recall levels between 0 and 1, in ascending order; got ' || duckrank.show(recall_levels) END,
         CASE WHEN NOT coalesce(recall_cutoff IN ('round', 'trec_eval9'), false)
              THEN 'recall_cutoff must be one of round, trec_eval9; got ' || duckrank.show(recall_cutoff) END,
         CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw', 'binary'), false)
@@ -249,17 +252,18 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.interpolated_precision IS 'iP@r = the best precision where recall reaches r (round(r R) relevant docs) (per query)';
 
-CREATE OR REPLACE MACRO duckrank.eleven_point_average(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.eleven_point_average(qrels, run, recall_levels := [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], rel_level := 1, ties := 'trec',
+        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(recall_levels := recall_levels),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.eleven_point_average_of(q), q.num_rel, empty) AS DOUBLE) AS value
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.eleven_point_average_of(q, recall_levels), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.eleven_point_average IS 'mean interpolated precision at recall 0, 0.1, ..., 1 (per query)';
+COMMENT ON MACRO TABLE duckrank.eleven_point_average IS 'mean interpolated precision at the recall levels (0, 0.1, ..., 1) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.cg(qrels, run, k := NULL, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1,
         ties := 'trec', max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',

@@ -223,6 +223,8 @@ def test_duckrank_prints_trec_eval_lines(oracle, flags):
     ("-m", "set", "-m", "P.5", "-m", "all_trec"),
     ("-m", "runid",),
     ("-m", "runid.3", "-m", "map"),  # a parameter of runid is ignored
+    ("-m", "11pt_avg.0.0,0.5,1.0", "-m", "11pt_avg"),  # recall levels, printed as written: 11pt_avg_0.0,0.5,1.0
+    ("-m", "11pt_avg..25,.5,.75,1e0",),
 ], ids=" ".join)
 def test_several_m_print_what_trec_eval_prints(trec_eval, trec_data, measures):
     qrels, run = trec_data / "qrels.test", trec_data / "results.test"
