@@ -10,7 +10,8 @@ def quote_identifier(name: str) -> str:
 
 
 def literal(value: Any) -> str:
-    """A Python value as a SQL literal: NULL, a boolean, a number, a quoted string, or a MAP."""
+    """A Python value as a SQL literal: NULL, a boolean, a number, a quoted string, a MAP, or a list
+    of numbers (a tuple)."""
     if value is None:
         return "NULL"
     if isinstance(value, bool):
@@ -21,4 +22,6 @@ def literal(value: Any) -> str:
         return repr(value) if value == value and abs(value) != float("inf") else f"'{value}'::DOUBLE"
     if isinstance(value, dict):
         return "MAP {" + ", ".join(f"{literal(float(k))}: {literal(float(v))}" for k, v in value.items()) + "}"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(literal(float(v)) for v in value) + "]"
     return "'" + str(value).replace("'", "''") + "'"

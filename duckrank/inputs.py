@@ -412,7 +412,8 @@ def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
     field is empty (the CSV reader makes an empty field NULL); no field but the value holds a C
     whitespace character or NUL; no line starts with '#'; the value, less the whitespace around
     it (trec_eval's own runs pad their scores), is a number in full as _score_sql or _grade_sql
-    reads it; the file has no byte-order mark (which the CSV reader drops and trec_eval keeps)."""
+    reads it, and for a run finite (the line reader names a score atof reads as inf or nan); the file
+    has no byte-order mark (which the CSV reader drops and trec_eval keeps)."""
     if any(c in path for c in "*?["):
         return None  # DuckDB would expand it as a glob: the line reader reads the file by its name
     head = _head(path, compression)
@@ -431,7 +432,8 @@ def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
         checks = [*(f"NOT contains(duckrank_fields, chr({ord(c)}))" for c in "\t\v\f\r \0" if c != sep),
                   f"NOT starts_with({quote_identifier(names[0])}, '#')"]
         joined = ", " + " || ".join(quote_identifier(n) for n in names if n != value) + " AS duckrank_fields"
-    valid = " AND ".join(["duckrank_number IS NOT NULL", *checks])
+    number_read = "isfinite(duckrank_number)" if fmt == "trec_run" else "duckrank_number IS NOT NULL"
+    valid = " AND ".join([number_read, *checks])
     # error() fails the whole read on the first bad row: a table that exists is valid throughout.
     selected = ", ".join(f"CASE WHEN {valid} THEN duckrank_number ELSE error('not the common TREC layout') END "
                          f"AS {raw}" if n == value else quote_identifier(n) for n in kept)
@@ -527,7 +529,8 @@ def _line_around(data: bytes, offset: int) -> bytes:
 def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str,
                      shown: str | None = None) -> _Trec:
     """TREC text as trec_eval reads it, line by line (Arrow's vectorised string kernels split the
-    lines and fields), or an InputError naming the file, the line and what is wrong with it."""
+    lines and fields), or an InputError naming the file, the line and what is wrong with it (a score
+    atof reads as inf or nan among those: duckrank scores finite numbers only)."""
     # a path read literally comes as a plain name (_literal): glob characters mean a glob
     files = sorted(glob.glob(path, recursive=True)) if _GLOB_CHARACTERS.search(path) else [path]
     _fields, value, kept = _LAYOUTS[fmt]
@@ -563,7 +566,7 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
                 join = f" LEFT JOIN {mapping} h ON h.duckrank_text = s.duckrank_text"
                 number = f"coalesce({number}, h.value)"
         bad = con.execute(f"SELECT s.duckrank_file, s.duckrank_line, s.duckrank_text FROM {staging} s{join} "
-                          f"WHERE {number} IS NULL ORDER BY 1, 2 LIMIT 1").fetchall()
+                          f"WHERE NOT coalesce(isfinite({number}), false) ORDER BY 1, 2 LIMIT 1").fetchall()
         if bad:
             index, line, text = bad[0]
             name = shown if shown is not None and len(files) == 1 else quoted_path(files[index])
@@ -663,8 +666,10 @@ def _c_atof(text: str) -> float:
     found = _ATOF_PREFIX.match(text.lstrip(_C_SPACE))
     if not found:
         return 0.0
-    number = found.group(0)
-    return _from_hex(number) if "x" in number.lower() and "n" not in number.lower() else float(number)
+    number = found.group(0).lower()
+    if "nan" in number:  # nan(chars), which Python's float does not read
+        return math.nan
+    return _from_hex(number) if "x" in number else float(number)
 
 
 def _c_atol(text: str) -> int:
@@ -678,12 +683,29 @@ def _shown_number(value: float) -> str:
     return str(int(value)) if value == int(value) and abs(value) < 1e16 else repr(value)
 
 
+# The largest double: the score to write for one that atof reads as inf.
+_LARGEST = "1.7976931348623157e308"
+
+
 def _value_problem(fmt: str, kind: str, shown: str, line: int, text: str) -> str:
     where = f"{kind} file {shown}, line {line}"
+    value = _c_atof(text)
+    if fmt == "trec_run" and re.fullmatch(f"{_DECIMAL}|{_SPECIAL}|{_HEX}", text) and not math.isfinite(value):
+        # trec_eval reads it and ranks it; duckrank scores finite numbers only, from any input
+        if value != value:
+            return (f"{where}: the score {quoted(text)} is NaN as C's atof reads it, which trec_eval's sort places "
+                    f"arbitrarily; duckrank scores finite numbers only: write a number such as 12.5, or remove the "
+                    f"line")
+        sign, side = ("-", "below") if value < 0 else ("", "above")
+        how = ("is infinite" if re.fullmatch(_SPECIAL, text)
+               else f"is beyond a double's range: C's atof reads it as {sign}inf")
+        return (f"{where}: the score {quoted(text)} {how}, which trec_eval ranks {side} every finite score; duckrank "
+                f"scores finite numbers only: write a score within ±{_LARGEST} (the largest double), e.g. "
+                f"{sign}{_LARGEST} to rank the doc {'last' if sign else 'first'}")
     if fmt == "trec_run":
         return (f"{where}: the score {quoted(text)} is not a number as trec_eval reads it: C's atof would "
                 f"silently take "
-                f"{_shown_number(_c_atof(text))}; write the score as a number such as 12.5 or 1.25e1")
+                f"{_shown_number(value)}; write the score as a number such as 12.5 or 1.25e1")
     if re.fullmatch(_GRADE, text):
         return (f"{where}: the relevance {quoted(text)} is too large (C's atol would silently take "
                 f"{_c_atol(text)}); write the grade as a small integer")

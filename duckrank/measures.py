@@ -19,8 +19,8 @@ from typing import Any
 from duckrank._pairs import parse_pairs
 from duckrank._sql import literal
 from duckrank.errors import MeasureError, OptionError
-from duckrank.registry import (ALL_TREC, METRICS, OFFICIAL, OPTIONS, RANKED_OPTIONS, TREC_ORDER, Metric,
-                               Spelling)
+from duckrank.registry import (ALL_TREC, METRICS, OPTIONS, RANKED_OPTIONS, TREC_ORDER, TREC_SETS, TREC_UNREAD_SETS,
+                               Metric, Spelling)
 
 # Spellings -> (metric, spelling). trec_eval's names are matched exactly (in another case only
 # when no other family has the name, or with a trec_eval parameter: p.5); the others in any case.
@@ -156,9 +156,10 @@ def _option_value(text: str, spelling: str) -> Any:
     raise MeasureError(f"measure {spelling!r}: option value {text!r} is not a number or a word")
 
 
-_TYPES = {"integer": (int,), "number": (int, float), "text": (str,), "boolean": (bool,), "gain_map": (dict,)}
+_TYPES = {"integer": (int,), "number": (int, float), "text": (str,), "boolean": (bool,), "gain_map": (dict,),
+          "numbers": (tuple,)}
 _TYPE_WORDS = {"integer": "a whole number", "number": "a number", "text": "a word", "boolean": "true or false",
-               "gain_map": "grade=gain pairs"}
+               "gain_map": "grade=gain pairs", "numbers": "numbers, as trec_eval lists them (11pt_avg.0.2,0.5,0.8)"}
 
 
 def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], given: dict[str, Any],
@@ -224,6 +225,14 @@ def _parse_trec(spelling: str) -> Measure | None:
                     raise MeasureError(f"measure {spelling!r}: trec_eval's {canonical} takes name=value, e.g. "
                                        f"{canonical}.p=0.95")
                 given[key.strip()] = _number(value, spelling)
+        elif param_option == "recall_levels":  # 11pt_avg.0.2,0.5,0.8, printed as written
+            levels = tuple(float(_number(level, spelling)) for level in param.split(","))
+            if list(levels) != sorted(levels):
+                ascending = ",".join(sorted(param.split(","), key=lambda level: float(_number(level, spelling))))
+                raise MeasureError(f"measure {spelling!r}: list the recall levels in ascending order, e.g. "
+                                   f"{canonical}.{ascending}: trec_eval's 11pt_avg walks them from the last one, and "
+                                   f"out of that order averages other precisions than the levels name")
+            given["recall_levels"] = levels
         elif param_option == "beta^2":  # trec_eval's set_F.x computes (x + 1) P R / (x P + R)
             given["beta"] = float(_number(param, spelling)) ** 0.5
         elif "," in param_option:  # options by position: utility.1,-1,0,0
@@ -240,6 +249,8 @@ def _parse_trec(spelling: str) -> Measure | None:
             else:
                 printed_name = f"{canonical}_{float(value):.2f}"
             given[param_option] = value
+        if "stand_in" in metric.options:  # trec_eval -c resets the stand-in's value by the bare name only
+            given["stand_in"] = True
     return _build(spelling, metric, spelled.fixed, given, printed_name)
 
 
@@ -326,6 +337,9 @@ def parse_measure(spelling: str) -> Measure:
         return _build(spelling, METRICS["rbp"], (), {"p": float("0." + text[4:])}, spelling)
     # trec_eval spellings first: 'map', 'P.5', 'ndcg' mean exactly trec_eval's measures.
     measure = _parse_trec(spelling) or _parse_duck(spelling)
+    if measure is None and text in TREC_UNREAD_SETS:
+        raise MeasureError(f"{text!r} is trec_eval's measure set over {TREC_UNREAD_SETS[text]}, which duckrank "
+                           f"does not read; its sets over qrels are {', '.join(TREC_SETS)}")
     if measure is None:
         head = re.split(r"[@(.]", spelling.strip(), maxsplit=1)[0]
         lowered = {name.lower(): name for name in known_spellings()}
@@ -336,11 +350,12 @@ def parse_measure(spelling: str) -> Measure:
 
 
 def expand_measures(arguments: list[str]) -> list[str]:
-    """Expand trec_eval's `-m` shorthands: comma lists (P.5,10,20) and all_trec."""
+    """Expand trec_eval's `-m` shorthands: comma lists (P.5,10,20) and its measure sets (all_trec, set,
+    official)."""
     expanded: list[str] = []
     for argument in arguments:
-        if argument.strip().lower() == "all_trec":
-            expanded.extend(ALL_TREC)
+        if argument.strip().lower() in TREC_SETS:
+            expanded.extend(expand_measures(TREC_SETS[argument.strip().lower()]))
             continue
         name, dot, params = argument.partition(".")
         family = _trec_family(name, bool(dot))
@@ -388,10 +403,20 @@ def _parameters(family: str, params: str) -> list[str]:
     return [params]
 
 
+# trec_eval's runid: no measure, but the summary's line naming the run (m_runid.c)
+RUNID = "runid"
+
+
+def prints_runid(arguments: list[str]) -> bool:
+    """Whether trec_eval prints its runid line for these -m arguments: -m runid (with any parameter,
+    which it ignores) or a measure set, each of which holds runid."""
+    return any(a.strip().partition(".")[0] == RUNID or a.strip().lower() in TREC_SETS for a in arguments)
+
+
 def trec_eval_measures(arguments: list[str], trec_order: bool = False) -> list[str]:
-    """`duckrank eval -m ...` as trec_eval 10 reads its -m: official and all_trec name its measure
+    """`duckrank eval -m ...` as trec_eval 10 reads its -m: official, set and all_trec name its measure
     sets, a bare family name (P, ndcg_cut, iprec_at_recall, ...) its default parameters, a comma
-    list several.
+    list several; runid is left to prints_runid.
 
     With trec_order (--format trec, the drop-in) the measures are exactly trec_eval's: in its order,
     parameters ascending, each measure's parameters those of its first -m that gives any (-m P.5
@@ -402,7 +427,9 @@ def trec_eval_measures(arguments: list[str], trec_order: bool = False) -> list[s
     spelled: list[str] = []
     for argument in arguments:
         text = argument.strip()
-        named_set = {"all_trec": ALL_TREC, "official": expand_measures(OFFICIAL)}.get(text.lower())
+        if text.partition(".")[0] == RUNID:
+            continue
+        named_set = expand_measures([text]) if text.lower() in TREC_SETS else None
         for item in named_set or [text]:
             family, values = _trec_values(item)
             if family is None:

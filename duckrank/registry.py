@@ -34,7 +34,7 @@ class Param:
     own name, and the words that say it), and a line of help."""
 
     name: str
-    type: str  # integer | number | text | boolean | gain_map
+    type: str  # integer | number | text | boolean | gain_map | numbers (a tuple of numbers)
     default: Any
     doc: str
     choices: tuple[str, ...] = ()
@@ -76,6 +76,8 @@ def default_text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, dict):
         return "{}" if not value else ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
     return str(value)
 
 
@@ -96,6 +98,11 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
           valid="mult > 0", must="be positive"),
     Param("recall", "number", 0.0, "the recall level", valid="recall >= 0 AND recall <= 1",
           must="be between 0 and 1"),
+    Param("recall_levels", "numbers", tuple(level / 10 for level in range(11)), "the recall levels whose "
+          "interpolated precision 11pt_avg averages (trec_eval 11pt_avg.L1,L2,...)",
+          valid="len(recall_levels) >= 1 AND list_bool_and(list_transform(recall_levels, lambda level: level >= 0 "
+                "AND level <= 1)) AND recall_levels = list_sort(recall_levels)",
+          must="be recall levels between 0 and 1, in ascending order"),
     Param("recall_cutoff", "text", "round", "the relevant docs recall r needs: round(r R) (trec_eval 10) or "
           "floor(r R + 0.9) (trec_eval9: trec_eval 9, pytrec_eval, ir_measures' IPrec)",
           choices=("round", "trec_eval9")),
@@ -132,6 +139,11 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
     Param("collection_size", "integer", 0, "documents in the collection, for utility's missed non-relevant docs "
           "(trec_eval -N)", valid="collection_size >= 0 AND collection_size = floor(collection_size)",
           must="be a whole number >= 0"),
+    # trec_eval -c scores a query the run misses on a stand-in ranking of one unjudged doc, then resets
+    # num_ret, utility, relstring, unj and rbp_resid by their bare names only (trec_eval.c)
+    Param("stand_in", "boolean", False, "a qrels query the run misses (complete) is scored on trec_eval -c's stand-in "
+          "ranking, one unjudged doc, not an empty one (as trec_eval prints utility, relstring and rbp_resid named "
+          "with a parameter)", valid="stand_in IS NOT NULL", must="be true or false"),
     # Sampled metrics (sql/45_sampled.sql): the lists hold each query's relevant items plus negatives
     # sampled uniformly from a catalog of `sampled` items; `correction` picks the estimate reported.
     Param("sampled", "integer", None, "the lists were sampled: each query's relevant items plus negatives drawn "
@@ -368,8 +380,9 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       trec_eval=(spell("iprec_at_recall", "recall", RECALL_LEVELS),),
       ir_measures=(spell("IPrec", recall_cutoff="trec_eval9"),),
       aliases=(spell("interpolated_precision"),), oracle="pytrec_eval", source=_RANK),
-    M("eleven_point_average", "duckrank.eleven_point_average_of(q)",
-      "mean interpolated precision at recall 0, 0.1, ..., 1", trec_eval=(spell("11pt_avg"),),
+    M("eleven_point_average", "duckrank.eleven_point_average_of(q, {recall_levels})",
+      "mean interpolated precision at the recall levels (0, 0.1, ..., 1)", ("recall_levels",),
+      trec_eval=(spell("11pt_avg", "recall_levels"),),
       aliases=(spell("eleven_point_average"),), oracle="pytrec_eval", source=_RANK),
     M("cg", "duckrank.cg_of(q, {k})", "CG@k = sum of the gains in the top k", ("k", "gain", "gain_map"),
       aliases=(spell("cg"),), cut=True, oracle="formula", source=_GAIN),
@@ -389,8 +402,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       "w = grade / max(1, the query's top grade) (graded) or rel(i)", ("k", "p", "graded"),
       trec_eval=(spell("rbp", "named", p=0.9),), ir_measures=(spell("RBP"),), ranx=(spell("rbp"),), cut=True, oracle="ranx",
       also=(("residual", "rbp_residual"),), source=_GAIN),
-    M("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p})", "RBP's residual: the weight of the unjudged docs in "
-      "the top k and of the ranks beyond", ("k", "p"), trec_eval=(spell("rbp_resid", "named", p=0.9),),
+    M("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p}, {stand_in})", "RBP's residual: the weight of the "
+      "unjudged docs in the top k and of the ranks beyond", ("k", "p", "stand_in"), trec_eval=(spell("rbp_resid", "named", p=0.9),),
       aliases=(spell("rbp_residual"),), oracle="formula", source=_GAIN),
     M("judged", "duckrank.judged_of(q, {k})", "Judged@k = the share of the top k (or of the retrieved, if fewer) that "
       "is judged", ("k",), ir_measures=(spell("Judged"),), cut=True, oracle="ir_measures", source=_SET),
@@ -461,9 +474,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       trec_eval=(spell("unj", "k", ("5", "10", "20")),), aliases=(spell("unjudged_fraction"),), oracle="trec_eval",
       source=_SET),
     M("utility", "duckrank.utility_of(q, {retrieved_relevant}, {retrieved_nonrelevant}, {missed_relevant}, "
-      "{missed_nonrelevant}, {collection_size})", "utility = p1 relevant retrieved + p2 non-relevant retrieved + "
+      "{missed_nonrelevant}, {collection_size}, {stand_in})", "utility = p1 relevant retrieved + p2 non-relevant retrieved + "
       "p3 relevant missed + p4 non-relevant missed (1, -1, 0, 0)",
-      ("retrieved_relevant", "retrieved_nonrelevant", "missed_relevant", "missed_nonrelevant", "collection_size"),
+      ("retrieved_relevant", "retrieved_nonrelevant", "missed_relevant", "missed_nonrelevant", "collection_size",
+       "stand_in"),
       trec_eval=(spell("utility", "retrieved_relevant,retrieved_nonrelevant,missed_relevant,missed_nonrelevant"),), aliases=(spell("utility"),), oracle="trec_eval", source=_SET),
     M("binary_normalized_gain", "duckrank.binary_normalized_gain_of(q)", "binG = (1/R) sum over relevant "
       "retrieved docs of 1 / log2(2 + the non-relevant docs above)", trec_eval=(spell("binG"),),
@@ -481,8 +495,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("r_ndcg", "duckrank.r_ndcg_of(q)", "Rndcg = nDCG averaged at the ranks where the ideal gain changes "
       "(and at full depth)", ("gain", "gain_map"), trec_eval=(spell("Rndcg", "gain_map"),),
       aliases=(spell("r_ndcg"),), oracle="trec_eval", source=_GAIN),
-    M("relevance_string", "duckrank.relevance_string_of(q, {k})", "the top k docs' judgments as text: the grade 0-9, > above "
-      "9, - not in the qrels, . a negative grade", ("k",),
+    M("relevance_string", "duckrank.relevance_string_of(q, {k}, {stand_in})", "the top k docs' judgments as text: the "
+      "grade 0-9, > above 9, - not in the qrels, . a negative grade", ("k", "stand_in"),
       summary="none", value="text", reads="all", trec_eval=(spell("relstring", "k", k=10),),
       aliases=(spell("relevance_string"),), oracle="trec_eval", source=_RANK),
 ]}
@@ -527,6 +541,21 @@ OFFICIAL: list[str] = [
     "iprec_at_recall.0.00,0.10,0.20,0.30,0.40,0.50,0.60,0.70,0.80,0.90,1.00",
     "P.5,10,15,20,30,100,200,500,1000",
 ]
+
+# trec_eval's measure sets (measures.c's te_trec_measure_nicknames): -m names one as a measure. Each
+# also prints trec_eval's runid line, as -m runid does. "set": the measures of the unranked set.
+TREC_SETS: dict[str, list[str]] = {
+    "official": OFFICIAL,
+    "set": ["num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall", "set_relative_P",
+            "set_map", "set_F"],
+    "all_trec": ALL_TREC,
+}
+# trec_eval's other measure sets, over judgments duckrank does not read: what they need.
+TREC_UNREAD_SETS: dict[str, str] = {
+    "all_prefs": "preference judgments (trec_eval -R prefs or qrels_prefs)",
+    "prefs": "preference judgments (trec_eval -R prefs or qrels_prefs)",
+    "qrels_jg": "judgment groups (trec_eval -R qrels_jg)",
+}
 
 # The order trec_eval 10 prints its measures in, whatever order -m names them (its te_trec_measures
 # table, measures.c); a family's parameters print in ascending order.

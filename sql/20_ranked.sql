@@ -41,8 +41,9 @@
 --   num_rel     R, relevant docs of the query in the qrels
 --   num_nonrel  judged non-relevant docs of the query in the qrels (bpref's N)
 --   top_grade   the query's highest grade in the qrels, at least 0 (graded RBP's scale)
---   zero_filled a query the run has not (complete := true) that trec_eval -c fills with zeros
---               instead of scoring it; under -J (unjudged := 'skip') it scores an empty ranking
+--   zero_filled a query the run has not (complete := true), which trec_eval -c scores on a stand-in
+--               ranking of one unjudged doc (duckrank.stand_in_docs) that it then mostly zeroes;
+--               not under -J (unjudged := 'skip') or -M 0, which drop that doc: an empty ranking
 --   all_docs    whether docs holds every retrieved doc (judged_only := false)
 --   tie_rule    the ties option, so metrics that are not linear in the ranking can refuse 'average'
 
@@ -354,7 +355,7 @@ guard AS (
     SELECT duckrank.raise_problems(string_agg(problem, chr(10))) AS fired FROM problems
 )
 SELECT s.query_id, coalesce(r.docs, []) AS docs, s.ideal, coalesce(r.num_ret, 0) AS num_ret,
-       s.num_rel, s.num_nonrel, s.top_grade, r.query_id IS NULL AND unjudged <> 'skip' AS zero_filled,
+       s.num_rel, s.num_nonrel, s.top_grade, r.query_id IS NULL AND unjudged <> 'skip' AND coalesce(max_rank, 1) > 0 AS zero_filled,
        NOT judged_only AS all_docs,
        ties AS tie_rule
 FROM query_stats s

@@ -28,11 +28,15 @@ CREATE OR REPLACE MACRO duckrank.recall_of(q, k, cap) AS
                    CASE WHEN cap THEN least(q.num_rel, coalesce(k, q.num_ret)) ELSE q.num_rel END);
 COMMENT ON MACRO duckrank.recall_of IS 'R@k = sum_{i<=k} rel(i) / R, 0 if R = 0; cap := true divides by min(R, k) (k NULL: min(R, retrieved), set_relative_P)';
 
--- F_beta@k = (1 + b^2) P R / (b^2 P + R), 0 when P = R = 0. k NULL: trec_eval set_F.
--- Written as (1 + b^2) hits / (b^2 R + k), which is the same number and linear in the hits.
+-- F_beta@k = (1 + b^2) P R / (b^2 P + R), 0 when nothing relevant is retrieved. k NULL: trec_eval
+-- set_F. Computed as m_set_F.c writes it, not as the equal (1 + b^2) hits / (b^2 R + k): the two
+-- round apart by an ulp, which prints another 4th decimal where the value is 0.xxxx5 (5 hits,
+-- R = 6, 58 retrieved: 0.15625 one way, 0.15625000000000003 the other).
 CREATE OR REPLACE MACRO duckrank.f_measure_of(q, k, beta) AS
-    duckrank.ratio((1 + CAST(beta AS DOUBLE) * beta) * duckrank.hits_of(q, k),
-                   CAST(beta AS DOUBLE) * beta * q.num_rel + coalesce(k, q.num_ret));
+    CASE WHEN duckrank.hits_of(q, k) > 0
+         THEN (CAST(beta AS DOUBLE) * beta + 1.0) * duckrank.precision_of(q, k) * duckrank.recall_of(q, k, false)
+              / (CAST(beta AS DOUBLE) * beta * duckrank.precision_of(q, k) + duckrank.recall_of(q, k, false))
+         ELSE 0.0 END;
 COMMENT ON MACRO duckrank.f_measure_of IS 'F_beta@k = (1+b^2) P R / (b^2 P + R); k NULL: set_F';
 
 -- hit@k (success@k): 1 if any relevant document is retrieved at ranks <= k.
@@ -96,16 +100,27 @@ CREATE OR REPLACE MACRO duckrank.unjudged_fraction_of(q, k) AS
         q.tie_rule, 'unj');
 COMMENT ON MACRO duckrank.unjudged_fraction_of IS 'unj@k = unjudged docs (not in the qrels, or a negative grade) in the top k / k (trec_eval unj)';
 
+-- trec_eval -c scores a query the run misses (q.zero_filled) on a stand-in ranking of one unjudged
+-- doc (trec_eval.c's bogus_ranking), then resets num_ret, utility, relstring, unj and rbp_resid to
+-- nothing by their bare printed names; printed with a parameter (utility_1,-1,0,0, rbp_resid_p=0.5,
+-- relstring_20) they keep the stand-in's value. stand_in := true scores that ranking: the docs it
+-- adds to those retrieved, 1 for such a query, else 0.
+CREATE OR REPLACE MACRO duckrank.stand_in_docs(q, stand_in) AS
+    CASE WHEN stand_in AND q.zero_filled THEN 1 ELSE 0 END;
+COMMENT ON MACRO duckrank.stand_in_docs IS 'the unjudged doc trec_eval -c retrieves for a query the run misses: 1 under stand_in for such a query, else 0';
+
 -- utility (trec_eval 10, m_utility.c): a weighted sum over the contingency table of one query,
 --   retrieved_relevant * a + retrieved_nonrelevant * b + missed_relevant * c + missed_nonrelevant * d,
 -- a = num_rel_ret, b = num_ret - num_rel_ret (unjudged retrieved docs count as non-relevant),
 -- c = R - num_rel_ret, d = collection_size + num_rel_ret - num_ret - R (trec_eval -N: the
 -- collection's size, 0 unless given, so d is only meaningful with it). trec_eval's default weights
 -- are 1, -1, 0, 0 (utility.1.0,-1.0,0.0,0.0). Linear in the hits, so ties := 'average' is exact.
+-- stand_in: num_ret counts the stand-in doc (trec_eval -c's utility_1,-1,0,0 is -1 for such a query).
 CREATE OR REPLACE MACRO duckrank.utility_of(q, retrieved_relevant, retrieved_nonrelevant, missed_relevant,
-                                             missed_nonrelevant, collection_size) AS
+                                             missed_nonrelevant, collection_size, stand_in) AS
     CAST(retrieved_relevant AS DOUBLE) * duckrank.hits_of(q, NULL)
-    + CAST(retrieved_nonrelevant AS DOUBLE) * (q.num_ret - duckrank.hits_of(q, NULL))
+    + CAST(retrieved_nonrelevant AS DOUBLE) * (q.num_ret + duckrank.stand_in_docs(q, stand_in) - duckrank.hits_of(q, NULL))
     + CAST(missed_relevant AS DOUBLE) * (q.num_rel - duckrank.hits_of(q, NULL))
-    + CAST(missed_nonrelevant AS DOUBLE) * (collection_size + duckrank.hits_of(q, NULL) - q.num_ret - q.num_rel);
+    + CAST(missed_nonrelevant AS DOUBLE) * (collection_size + duckrank.hits_of(q, NULL)
+                                            - (q.num_ret + duckrank.stand_in_docs(q, stand_in)) - q.num_rel);
 COMMENT ON MACRO duckrank.utility_of IS 'utility = p1 a + p2 b + p3 c + p4 d over the retrieved/missed x relevant/non-relevant table (trec_eval utility)';

@@ -67,10 +67,14 @@ CREATE OR REPLACE MACRO duckrank.interpolated_precision_of(q, recall, recall_cut
         q.tie_rule, 'interpolated precision');
 COMMENT ON MACRO duckrank.interpolated_precision_of IS 'iP@r = max precision at ranks where recall >= r (trec_eval iprec_at_recall)';
 
--- 11-point average: the mean of interpolated precision at recall 0, 0.1, ..., 1 (trec_eval 11pt_avg).
-CREATE OR REPLACE MACRO duckrank.eleven_point_average_of(q) AS
-    list_sum(list_transform(range(11), lambda level: duckrank.interpolated_precision_of(q, level / 10, 'round'))) / 11;
-COMMENT ON MACRO duckrank.eleven_point_average_of IS 'mean interpolated precision at recall 0, 0.1, ..., 1 (trec_eval 11pt_avg)';
+-- 11-point average (trec_eval 11pt_avg): the mean of interpolated precision at the recall levels, by
+-- default 0, 0.1, ..., 1 (11pt_avg.0.2,0.5,0.8: three). Summed from the last level to the first, in
+-- m_11pt_avg.c's order, so the sum is trec_eval's to the bit. (That loop assumes ascending levels.)
+CREATE OR REPLACE MACRO duckrank.eleven_point_average_of(q, recall_levels) AS
+    list_reduce(list_reverse(list_transform(recall_levels,
+                                            lambda level: duckrank.interpolated_precision_of(q, level, 'round'))),
+                lambda total, precision: total + precision, 0.0) / len(recall_levels);
+COMMENT ON MACRO duckrank.eleven_point_average_of IS 'mean interpolated precision at the recall levels, default 0, 0.1, ..., 1 (trec_eval 11pt_avg)';
 
 -- binG (trec_eval 10, m_binG.c, "Binary G"): each relevant retrieved doc counts
 -- 1 / log2(2 + the non-relevant docs above it), summed and divided by R. Those docs are every doc
@@ -116,9 +120,11 @@ CREATE OR REPLACE MACRO duckrank.relevance_character(judged_grade) AS
          ELSE chr(48 + CAST(trunc(judged_grade) AS INTEGER)) END;
 COMMENT ON MACRO duckrank.relevance_character IS 'one doc''s character in trec_eval''s relstring: 0-9, > (above 9), - (not in the qrels), . (negative)';
 
-CREATE OR REPLACE MACRO duckrank.relevance_string_of(q, k) AS
-    duckrank.needs_strict_ties(
-        array_to_string(list_transform(q.docs[1:coalesce(k, len(q.docs))],
-                                       lambda d: duckrank.relevance_character(d.judged_grade)), ''),
-        q.tie_rule, 'relstring');
+-- stand_in: the stand-in's one unjudged doc, '-' (duckrank.stand_in_docs).
+CREATE OR REPLACE MACRO duckrank.relevance_string_of(q, k, stand_in) AS
+    CASE WHEN duckrank.stand_in_docs(q, stand_in) = 1 THEN '-'
+         ELSE duckrank.needs_strict_ties(
+                  array_to_string(list_transform(q.docs[1:coalesce(k, len(q.docs))],
+                                                 lambda d: duckrank.relevance_character(d.judged_grade)), ''),
+                  q.tie_rule, 'relstring') END;
 COMMENT ON MACRO duckrank.relevance_string_of IS 'the top k docs'' judgments as text, a character each (trec_eval relstring)';

@@ -63,9 +63,11 @@ COMMENT ON MACRO duckrank.rbp_of IS 'RBP(p)@k = (1-p) sum_{i<=k} w(i) p^(i-1), w
 -- from the ranks beyond it: p^d + (1 - p) sum_{unjudged i<=d} p^(i-1). The weights of ranks 1..d
 -- and beyond sum to 1, so that is 1 - (1 - p) sum_{judged i<=d} p^(i-1), which reads the judged
 -- docs only. As trec_eval 10 (m_rbp_resid.c) it is 0 when no unjudged doc was retrieved within d
--- (Moffat & Zobel would keep p^d), and a query the run missed (complete := true) scores 0.
-CREATE OR REPLACE MACRO duckrank.rbp_residual_of(q, k, p) AS
-    CASE WHEN len(list_filter(duckrank.top_docs(q, k), lambda d: NOT d.unjudged)) = least(coalesce(k, q.num_ret), q.num_ret)
+-- (Moffat & Zobel would keep p^d), and a query the run missed (complete := true) scores 0, or under
+-- stand_in 1: the stand-in's one unjudged doc leaves all of the weight (duckrank.stand_in_docs).
+CREATE OR REPLACE MACRO duckrank.rbp_residual_of(q, k, p, stand_in) AS
+    CASE WHEN duckrank.stand_in_docs(q, stand_in) = 1 THEN 1.0
+         WHEN len(list_filter(duckrank.top_docs(q, k), lambda d: NOT d.unjudged)) = least(coalesce(k, q.num_ret), q.num_ret)
          THEN 0.0
          ELSE 1 - (1 - CAST(p AS DOUBLE)) * coalesce(list_sum(list_transform(list_filter(duckrank.top_docs(q, k), lambda d: NOT d.unjudged),
                                                              lambda d: power(CAST(p AS DOUBLE), d.rank - 1))), 0.0) END;

@@ -20,11 +20,12 @@ CREATE OR REPLACE MACRO duckrank.convention_problems(rel_level := 1, ties := 'tr
              THEN 'duplicates must be one of error, max; got ' || duckrank.show(duplicates) END), '');
 COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions; returns the problems as text, NULL if none';
 
-CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, recall_cutoff := 'round',
-        gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL,
-        p := 0.8, graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
+CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, recall_levels := [0.0,
+        0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], recall_cutoff := 'round', gain := 'linear',
+        gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL, p := 0.8,
+        graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
         retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
-        sampled := NULL, correction := 'bv', head := 0.2, similarity := 'cooccurrence') AS
+        stand_in := false, sampled := NULL, correction := 'bv', head := 0.2, similarity := 'cooccurrence') AS
     nullif(concat_ws(chr(10),
         CASE WHEN NOT coalesce(k IS NULL OR (k >= 1 AND k = floor(k)), false)
              THEN 'k must be a positive integer (or NULL for full depth); got ' || duckrank.show(k) END,
@@ -38,6 +39,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'mult must be positive; got ' || duckrank.show(mult) END,
         CASE WHEN NOT coalesce(recall >= 0 AND recall <= 1, false)
              THEN 'recall must be between 0 and 1; got ' || duckrank.show(recall) END,
+        CASE WHEN NOT coalesce(len(recall_levels) >= 1 AND list_bool_and(list_transform(recall_levels, lambda level: level >= 0 AND level <= 1)) AND recall_levels = list_sort(recall_levels), false)
+             THEN 'recall_levels must be recall levels between 0 and 1, in ascending order; got ' || duckrank.show(recall_levels) END,
         CASE WHEN NOT coalesce(recall_cutoff IN ('round', 'trec_eval9'), false)
              THEN 'recall_cutoff must be one of round, trec_eval9; got ' || duckrank.show(recall_cutoff) END,
         CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw', 'binary'), false)
@@ -66,6 +69,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'missed_nonrelevant must be a finite number; got ' || duckrank.show(missed_nonrelevant) END,
         CASE WHEN NOT coalesce(collection_size >= 0 AND collection_size = floor(collection_size), false)
              THEN 'collection_size must be a whole number >= 0; got ' || duckrank.show(collection_size) END,
+        CASE WHEN NOT coalesce(stand_in IS NOT NULL, false)
+             THEN 'stand_in must be true or false; got ' || duckrank.show(stand_in) END,
         CASE WHEN NOT coalesce(sampled IS NULL OR (sampled >= 2 AND sampled = floor(sampled)), false)
              THEN 'sampled must be a whole number >= 2, the catalog size N (or NULL for full rankings); got ' || duckrank.show(sampled) END,
         CASE WHEN NOT coalesce(correction IN ('none', 'bias', 'bv'), false)

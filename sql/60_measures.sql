@@ -172,17 +172,18 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.interpolated_precision IS 'iP@r = the best precision where recall reaches r (round(r R) relevant docs) (per query)';
 
-CREATE OR REPLACE MACRO duckrank.eleven_point_average(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.eleven_point_average(qrels, run, recall_levels := [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], rel_level := 1, ties := 'trec',
+        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(recall_levels := recall_levels),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.eleven_point_average_of(q), q.num_rel, empty) AS DOUBLE) AS value
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.eleven_point_average_of(q, recall_levels), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.eleven_point_average IS 'mean interpolated precision at recall 0, 0.1, ..., 1 (per query)';
+COMMENT ON MACRO TABLE duckrank.eleven_point_average IS 'mean interpolated precision at the recall levels (0, 0.1, ..., 1) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.cg(qrels, run, k := NULL, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1,
         ties := 'trec', max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
@@ -259,27 +260,27 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.err IS 'ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), R = (2^g - 1) / 2^g_max (per query)';
 
-CREATE OR REPLACE MACRO duckrank.rbp(qrels, run, k := NULL, p := 0.8, graded := true, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
-        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.rbp(qrels, run, k := NULL, p := 0.8, graded := true, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL,
+        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, p := p, graded := graded),
+        duckrank.option_problems(k := k, p := p, graded := graded, stand_in := stand_in),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_of(q, k, p, graded), q.num_rel, empty) AS DOUBLE) AS value, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p), q.num_rel, empty) AS DOUBLE) AS residual
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_of(q, k, p, graded), q.num_rel, empty) AS DOUBLE) AS value, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p, stand_in), q.num_rel, empty) AS DOUBLE) AS residual
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value, residual FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.rbp IS 'RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), w = grade / max(1, the query''s top grade) (graded) or rel(i) (per query)';
 
-CREATE OR REPLACE MACRO duckrank.rbp_residual(qrels, run, k := NULL, p := 0.8, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.rbp_residual(qrels, run, k := NULL, p := 0.8, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, p := p),
+        duckrank.option_problems(k := k, p := p, stand_in := stand_in),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p), q.num_rel, empty) AS DOUBLE) AS value
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p, stand_in), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
@@ -532,14 +533,14 @@ SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.unjudged_fraction IS 'unj@k = unjudged docs (not in the qrels, or a negative grade) in the top k / k (k NULL: / retrieved) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.utility(qrels, run, retrieved_relevant := 1.0, retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0,
-        collection_size := 0, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+        collection_size := 0, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(retrieved_relevant := retrieved_relevant, retrieved_nonrelevant := retrieved_nonrelevant, missed_relevant := missed_relevant, missed_nonrelevant := missed_nonrelevant, collection_size := collection_size),
+        duckrank.option_problems(retrieved_relevant := retrieved_relevant, retrieved_nonrelevant := retrieved_nonrelevant, missed_relevant := missed_relevant, missed_nonrelevant := missed_nonrelevant, collection_size := collection_size, stand_in := stand_in),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.utility_of(q, retrieved_relevant, retrieved_nonrelevant, missed_relevant, missed_nonrelevant, collection_size), q.num_rel, empty) AS DOUBLE) AS value
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.utility_of(q, retrieved_relevant, retrieved_nonrelevant, missed_relevant, missed_nonrelevant, collection_size, stand_in), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
@@ -608,14 +609,14 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.r_ndcg IS 'Rndcg = nDCG averaged at the ranks where the ideal gain changes (and at full depth) (per query)';
 
-CREATE OR REPLACE MACRO duckrank.relevance_string(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.relevance_string(qrels, run, k := NULL, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.option_problems(k := k, stand_in := stand_in),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
-    SELECT q.query_id, duckrank.empty_policy_text(duckrank.relevance_string_of(q, k), q.num_rel, empty) AS value
+    SELECT q.query_id, duckrank.empty_policy_text(duckrank.relevance_string_of(q, k, stand_in), q.num_rel, empty) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, false) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;

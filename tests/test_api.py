@@ -91,6 +91,8 @@ def test_spelling_families_agree(spellings):
                                        "missed_relevant": 0.5, "missed_nonrelevant": 0.0}, "utility_2,-1,0.5,0"),
     ("G.1=3,2=9", "normalized_gain", {"gain_map": {1.0: 3.0, 2.0: 9.0}}, "G_1=3,2=9"),
     ("Rprec_mult.0.5", "r_precision", {"mult": 0.5}, "Rprec_mult_0.50"),
+    ("11pt_avg..2,0.5,8e-1", "eleven_point_average", {"recall_levels": (0.2, 0.5, 0.8)}, "11pt_avg_.2,0.5,8e-1"),
+    ("relstring.3", "relevance_string", {"k": 3, "stand_in": True}, "relstring_3"),  # stand_in: issue 26
 ])
 def test_trec_eval_parameter_syntaxes(spelling, metric, options, printed):
     """Each parameter syntax trec_eval 10 accepts means what it means there, printed as it prints it."""
@@ -105,6 +107,14 @@ def test_a_positional_parameter_list_is_one_measure():
     assert trec_eval_measures(["P.10,5", "utility.1,1,0,0"], trec_order=True) == ["P.5", "P.10", "utility.1,1,0,0"]
     with pytest.raises(duckrank.MeasureError, match="takes 4 numbers"):
         duckrank.parse_measure("utility.1,1")
+    assert expand_measures(["11pt_avg.0.2,0.5,0.8"]) == ["11pt_avg.0.2,0.5,0.8"]
+
+
+def test_11pt_avg_levels_out_of_order_are_refused_with_the_ordered_spelling():
+    """trec_eval's m_11pt_avg.c walks the levels from the last: out of order, it averages other
+    precisions than the levels name (tests/test_trec_eval_binary.py compares ordered lists)."""
+    with pytest.raises(duckrank.MeasureError, match=r"in ascending order, e\.g\. 11pt_avg\.0\.5,1:"):
+        duckrank.parse_measure("11pt_avg.1,0.5")
 
 
 def test_all_trec_measures_parse_and_evaluate():

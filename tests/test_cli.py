@@ -285,6 +285,15 @@ def test_trec_format_prints_runid_for_all_trec(data):
     assert result.stdout.splitlines()[0] == f"{'runid':<22}\tall\tmyrun"
 
 
+def test_runid_alone_prints_its_line_in_the_trec_format_only(data):
+    """(tests/test_trec_eval_binary.py compares -m runid with the binary.)"""
+    result = run("eval", data["qrels.txt"], data["run.txt"], "-m", "runid", "-q", "--format", "trec")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"{'runid':<22}\tall\tmyrun\n"
+    assert_error(run("eval", data["qrels.txt"], data["run.txt"], "-m", "runid", "--format", "tsv"), 2,
+                 "-m runid prints trec_eval's line naming the run, in --format trec only")
+
+
 def test_parquet_to_file_and_stdout(data, tmp_path):
     target = tmp_path / "out.parquet"
     result = run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "-m", "P.2", "-q", "-o", target)

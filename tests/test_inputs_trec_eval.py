@@ -8,6 +8,7 @@ test checks that trec_eval itself prints exactly those numbers for the same byte
 from __future__ import annotations
 
 import gzip
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -333,6 +334,47 @@ def test_trec_eval_reads_the_junk_silently(tmp_path, trec_eval, case):
     _which, qrels, run = _junk_files(tmp_path, case)
     done = _run_trec_eval(trec_eval, "-m", "map", qrels, run)
     assert done.returncode == 0 and done.stderr == b"", done.stderr
+
+
+# Scores atof reads as infinite or NaN: trec_eval ranks them; duckrank scores finite numbers only and
+# names the line (issue 26). (case: the run, its line, the value, what the message says of it)
+NOT_FINITE = {
+    "1e400": (RUN.replace(b"c 3 1 t", b"c 3 1e400 t"), 3, "1e400",
+              "is beyond a double's range: C's atof reads it as inf, which trec_eval ranks above every finite score"),
+    "-1e400": (RUN.replace(b"a 1 3 t", b"a 1 -1e400 t"), 1, "-1e400",
+               "is beyond a double's range: C's atof reads it as -inf, which trec_eval ranks below every finite score"),
+    "inf": (RUN.replace(b"d 2 2 t", b"d 2 inf t"), 5, "inf", "is infinite, which trec_eval ranks above every finite "
+                                                              "score"),
+}
+
+
+@pytest.mark.parametrize("case", NOT_FINITE)
+def test_a_score_read_as_infinite_is_an_error_naming_file_line_value_and_fix(tmp_path, monkeypatch, case):
+    text, line, value, read = NOT_FINITE[case]
+    qrels, run = _write(tmp_path, "qrels.txt", QRELS), _write(tmp_path, "run.txt", text)
+    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-m", "map"])
+    assert result.exit_code == 1, result.output
+    largest = ("-" if value.startswith("-") else "") + "1.7976931348623157e308"
+    assert (f"Error: run file {str(run)!r}, line {line}: the score {value!r} {read}; duckrank scores finite numbers "
+            f"only: write a score within ±1.7976931348623157e308 (the largest double), e.g. {largest} to rank the "
+            f"doc {'last' if value.startswith('-') else 'first'}") in result.stderr, result.stderr
+    monkeypatch.setattr(inputs, "_read_trec_fast", lambda *args, **kwargs: None)
+    with pytest.raises(InputError, match=f"line {line}: the score {value!r} {re.escape(read)}"):
+        duckrank.evaluate(str(qrels), str(run), ["map"])
+
+
+def test_trec_eval_ranks_a_score_past_a_double_first(tmp_path, trec_eval):
+    """What trec_eval does with 1e400 (atof: inf): ranks it above every finite score, so writing the
+    largest double instead, as the message says, gives trec_eval's numbers."""
+    qrels = _write(tmp_path, "qrels.txt", QRELS)
+    past = _write(tmp_path, "past.txt", RUN.replace(b"c 3 1 t", b"c 3 1e400 t"))
+    largest = _write(tmp_path, "largest.txt", RUN.replace(b"c 3 1 t", b"c 3 1.7976931348623157e308 t"))
+    done = _run_trec_eval(trec_eval, "-q", "-m", "relstring", "-m", "map", qrels, past)
+    assert done.returncode == 0 and b"relstring             \tq1\t'210'" in done.stdout, done.stdout
+    assert done.stdout == _run_trec_eval(trec_eval, "-q", "-m", "relstring", "-m", "map", qrels, largest).stdout
+    result = CliRunner().invoke(main, ["eval", str(qrels), str(largest), "-q", "-m", "relstring", "-m", "map",
+                                       "--format", "trec"])
+    assert result.stdout.encode() == done.stdout
 
 
 def test_api_message_names_the_bad_value_as_before(tmp_path):

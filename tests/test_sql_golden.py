@@ -726,8 +726,8 @@ BOUNDED = {
     "rprec": "duckrank.r_precision_of(q, 1.0)",
     "err": "duckrank.err_of(q, NULL)",
     "rbp": "duckrank.rbp_of(q, NULL, 0.8, true)",
-    "rbp_plus_residual": "duckrank.rbp_of(q, NULL, 0.8, false) + duckrank.rbp_residual_of(q, NULL, 0.8)",
-    "iprec": "duckrank.eleven_point_average_of(q)",
+    "rbp_plus_residual": "duckrank.rbp_of(q, NULL, 0.8, false) + duckrank.rbp_residual_of(q, NULL, 0.8, false)",
+    "iprec": "duckrank.eleven_point_average_of(q, [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])",
     "judged": "duckrank.judged_of(q, 3)",
 }
 

@@ -101,14 +101,9 @@ def macro_sql(measure: str, conv: dict[str, str]) -> tuple[str, str] | None:
         values = ", ".join(f"{float(v)}" for _, v in pairs)
         return call("ndcg", f", gain_map := MAP([{keys}], [{values}])"), "mean"
     if measure.startswith("11pt_avg_"):
-        # 11pt_avg_.25,.5,.75: the mean of iprec at the given levels.
-        levels = measure[len("11pt_avg_"):].split(",")
-        parts = " + ".join(
-            f"(SELECT value FROM duckrank.\"interpolated_precision\"('qrels', 'run', recall := {float(lv)}{opts}) i"
-            f" WHERE i.query_id = q.query_id)" for lv in levels)
-        sql = (f"SELECT query_id, ({parts}) / {len(levels)} AS value "
-               f"FROM duckrank.\"counts\"('qrels', 'run'{opts}) q")
-        return sql, "mean"
+        # 11pt_avg_.25,.5,.75: the recall levels as trec_eval printed them.
+        levels = ", ".join(str(float(level)) for level in measure[len("11pt_avg_"):].split(","))
+        return call("eleven_point_average", f", recall_levels := [{levels}]"), "mean"
     match = _PARAM.match(measure)
     if not match:
         return None

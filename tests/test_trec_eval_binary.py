@@ -219,6 +219,12 @@ def test_duckrank_prints_trec_eval_lines(oracle, flags):
     ("-m", "P.5", "-m", "P.10", "-m", "map"),
     ("-m", "relstring.5", "-m", "relstring.20", "-m", "ndcg_cut.20,5"),
     ("-m", "set_F.0.5", "-m", "set_F", "-m", "official"),
+    ("-m", "set",),  # trec_eval's measure sets print its runid line
+    ("-m", "set", "-m", "P.5", "-m", "all_trec"),
+    ("-m", "runid",),
+    ("-m", "runid.3", "-m", "map"),  # a parameter of runid is ignored
+    ("-m", "11pt_avg.0.0,0.5,1.0", "-m", "11pt_avg"),  # recall levels, printed as written: 11pt_avg_0.0,0.5,1.0
+    ("-m", "11pt_avg..25,.5,.75,1e0",),
 ], ids=" ".join)
 def test_several_m_print_what_trec_eval_prints(trec_eval, trec_data, measures):
     qrels, run = trec_data / "qrels.test", trec_data / "results.test"
@@ -228,6 +234,18 @@ def test_several_m_print_what_trec_eval_prints(trec_eval, trec_data, measures):
     result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-q", *measures, "--format", "trec", "--quiet"])
     assert result.exit_code == 0, result.output
     assert result.stdout == done.stdout
+
+
+@pytest.mark.parametrize("name", ["all_prefs", "prefs", "qrels_jg"])
+def test_measure_sets_over_other_judgments_are_refused(trec_eval, trec_data, name):
+    """trec_eval's preference and judgment-group sets fail on qrels (exit 4, "Can't calculate
+    measure"); duckrank says what they need."""
+    qrels, run = trec_data / "qrels.test", trec_data / "results.test"
+    done = subprocess.run([str(trec_eval), "-m", name, str(qrels), str(run)], capture_output=True, text=True)
+    assert done.returncode == 4 and "Can't calculate measure" in done.stderr
+    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-m", name, "--format", "trec"])
+    assert result.exit_code == 2
+    assert f"'{name}' is trec_eval's measure set over " in result.output and "which duckrank does not read" in result.output
 
 
 def test_trec_eval_10_needs_c_for_qrels_queries_the_run_misses(trec_eval, trec_data, tmp_path):

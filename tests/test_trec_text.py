@@ -59,8 +59,7 @@ FAST = {
     "run, single tabs": ("trec_run", RUN.replace(" ", "\t")),
     "run, scientific scores": ("trec_run", "q1 Q0 d1 1 1e-3 r\nq1 Q0 d2 2 -2.5E+2 r\nq1 Q0 d3 3 +.5 r\n"
                                            "q1 Q0 d4 4 5. r\nq1 Q0 d5 5 -0 r\nq1 Q0 d6 6 1e2 r\n"),
-    "run, odd scores": ("trec_run", "q1 Q0 d1 1 inf r\nq1 Q0 d2 2 -Infinity r\nq1 Q0 d3 3 nan r\n"
-                                    "q1 Q0 d4 4 1e400 r\nq1 Q0 d5 5 00012 r\nq1 Q0 d6 6 NaN(x_1) r\nq1 Q0 d7 7 2e-324 r\n"),
+    "run, odd scores": ("trec_run", "q1 Q0 d5 5 00012 r\nq1 Q0 d7 7 2e-324 r\nq1 Q0 d8 8 1e308 r\n"),
     "run, integer-looking ids": ("trec_run", "10 Q0 9 1 3 7\n9 Q0 010 2 2 7\n010 0 1.0 3 1 7\n"),
     "run, ids that look like NULL, quotes or comments": ("trec_run", "NULL Q0 null 1 3 NULL\nq#1 Q0 \"d'1\\ 2 1 #\n"),
     "run, CRLF": ("trec_run", RUN.replace("\n", "\r\n")),
@@ -101,8 +100,7 @@ FALLBACK = {
     "run, spaces-only line": ("trec_run", "q1 Q0 d1 1 2.5 r\n   \nq1 Q0 d2 2 1.5 r\n"),
     "run, first line tab-separated, the rest spaces": ("trec_run", "q1\tQ0\td1\t1\t2.5\tr\nq1 Q0 d2 2 1.5 r\n"),
     "run, comments": ("trec_run", "# a run\nq1 Q0 d1 1 2.5 r\n  # indented\n#q1 Q0 d2 2 9 r\nq1 Q0 d2 2 1.5 r\n#end"),
-    "run, hex float scores": ("trec_run", "q1 Q0 d1 1 0x10 r\nq1 Q0 d2 2 -0X1.8P-1 r\nq1 Q0 d3 3 0x.8 r\n"
-                                          "q1 Q0 d4 4 0x1p99999 r\n"),
+    "run, hex float scores": ("trec_run", "q1 Q0 d1 1 0x10 r\nq1 Q0 d2 2 -0X1.8P-1 r\nq1 Q0 d3 3 0x.8 r\n"),
     "run, mixed line endings": ("trec_run", "q1 Q0 d1 1 2.5 r\nq1 Q0 d2 2 1.5 r\r\n"),
     "run, value and tag glued by a vertical tab": ("trec_run", "q1 Q0 d1 1 2.5\x0br x\n"),
     "qrels, double tab": ("trec_qrels", "q1\t\t0\td1\t1\n"),
@@ -116,8 +114,7 @@ FALLBACK_READS = {
     "run, vertical tab inside what looks like an id": [("q1", "d", 1.0, "2")],
     "run, lone carriage return between fields": [("q1", "d1", 2.5, "r")],
     "run, comments": [("q1", "d1", 2.5, "r"), ("q1", "d2", 1.5, "r")],
-    "run, hex float scores": [("q1", "d1", 16.0, "r"), ("q1", "d2", -0.75, "r"), ("q1", "d3", 0.5, "r"),
-                              ("q1", "d4", math.inf, "r")],
+    "run, hex float scores": [("q1", "d1", 16.0, "r"), ("q1", "d2", -0.75, "r"), ("q1", "d3", 0.5, "r")],
     "run, value and tag glued by a vertical tab": [("q1", "d1", 2.5, "r")],
     "run, form feed between fields": [("q1", "x", 1.0, "2.5")],
     "qrels, comment lines": [("q1", "d1", 1.0), ("q1", "d2", 0.0)],
@@ -135,6 +132,26 @@ BAD = {
                          "'q3 Q0 d9 1 2.0' has 5 fields, but a TREC run line has at least 6: query_id Q0 doc_id "
                          "rank score run_id (trec_eval stops at it: 'Malformed line')"),
     "run, trailing space leaves five fields": ("trec_run", RUN + "q3 Q0 d9 1 2.0 \n", 4, "'q3 Q0 d9 1 2.0 ' has 5 fields"),
+    # atof reads these as inf or nan, and trec_eval ranks them; duckrank scores finite numbers only (issue 26)
+    "run, a score past a double's range": ("trec_run", RUN + "q3 Q0 d9 1 1e400 myrun\n", 4,
+                                           "the score '1e400' is beyond a double's range: C's atof reads it as inf, "
+                                           "which trec_eval ranks above every finite score; duckrank scores finite "
+                                           "numbers only: write a score within ±1.7976931348623157e308 (the largest "
+                                           "double), e.g. 1.7976931348623157e308 to rank the doc first"),
+    "run, a negative score past a double's range, tab-separated and padded": (
+        "trec_run", "q1\tQ0\td1\t1\t  -1e400\tr\n", 1,
+        "the score '-1e400' is beyond a double's range: C's atof reads it as -inf, which trec_eval ranks below every "
+        "finite score; duckrank scores finite numbers only: write a score within ±1.7976931348623157e308 (the largest "
+        "double), e.g. -1.7976931348623157e308 to rank the doc last"),
+    "run, a hex score past a double's range": ("trec_run", "q1 Q0 d4 4 0x1p99999 r\n", 1,
+                                               "the score '0x1p99999' is beyond a double's range: C's atof reads it "
+                                               "as inf"),
+    "run, an infinite score": ("trec_run", "q1 Q0 d1 1 2 r\nq1 Q0 d2 2 -Infinity r\n", 2,
+                               "the score '-Infinity' is infinite, which trec_eval ranks below every finite score"),
+    "run, a NaN score": ("trec_run", "q1 Q0 d3 3 NaN(x_1) r\n", 1,
+                         "the score 'NaN(x_1)' is NaN as C's atof reads it, which trec_eval's sort places "
+                         "arbitrarily; duckrank scores finite numbers only: write a number such as 12.5, or remove "
+                         "the line"),
     "qrels, three fields": ("trec_qrels", QRELS + "q3 0 d9\n", 4, "'q3 0 d9' has 3 fields, but a TREC qrels line has "
                                                                   "exactly 4"),
     "qrels, fifth field": ("trec_qrels", QRELS + "q3 0 d9 1 extra\n", 4, "'q3 0 d9 1 extra' has 5 fields"),
@@ -395,7 +412,8 @@ class Refused(Exception):
 def trec_eval_reads(data: bytes, fmt: str) -> list[tuple]:
     """The rows trec_eval reads, as duckrank should read them: trec_eval's own parse, plus
     duckrank's documented choices (blank qrels lines and a final qrels comment skipped; a NUL, a
-    byte-order mark, a qrels comment right after another, a value C reads only a prefix of: Refused)."""
+    byte-order mark, a qrels comment right after another, a value C reads only a prefix of, a score it
+    reads as inf or nan: Refused)."""
     if b"\0" in data or data.startswith(b"\xef\xbb\xbf"):
         raise Refused("NUL or BOM")
     rows = []
@@ -427,7 +445,7 @@ def trec_eval_reads(data: bytes, fmt: str) -> list[tuple]:
             if len(fields) < 6:
                 raise Refused("Malformed line")
             value, read = _c_read(fields[4], integer=False)
-            if read != len(fields[4]):
+            if read != len(fields[4]) or not math.isfinite(value):
                 raise Refused("score")
             rows.append((fields[0].decode(), fields[2].decode(), value, fields[5].decode()))
     return rows

@@ -44,7 +44,8 @@ from duckrank.errors import quoted, quoted_path
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
               help="A measure, repeatable: nDCG@10, P(rel=2)@5, map, P.5,10,20 (trec_eval's comma "
                    "lists), P (a trec_eval family: its default cutoffs), all_trec (every trec_eval measure "
-                   "duckrank supports). Default: trec_eval's default set (official). `duckrank metrics` "
+                   "duckrank supports), set (its unranked ones), runid (trec_eval's line naming the run). "
+                   "Default: trec_eval's default set (official). `duckrank metrics` "
                    "lists them all.")
 @click.option("-q", "per_query", is_flag=True, help="Per-query rows as well as the summary (trec_eval -q).")
 @click.option("-n", "no_summary", is_flag=True, help="No summary rows (trec_eval -n); use with -q.")
@@ -148,7 +149,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
     # -m as trec_eval reads it (its default set is -m official; --format trec prints its order);
     # every bad measure reported at once
     from duckrank.errors import MeasureError
-    from duckrank.measures import parse_measure, trec_eval_measures
+    from duckrank.measures import parse_measure, prints_runid, trec_eval_measures
 
     fmt = pick_format(problems, fmt, output_path, output.FORMATS)
     parsed = []
@@ -157,6 +158,13 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
             parsed.append(parse_measure(spelling))
         except MeasureError as error:
             problems.add(clean_message(error))
+    # trec_eval prints its runid line (the run's tag) for -m runid and its measure sets
+    with_runid = prints_runid(list(measures) or ["official"])
+    runid_only = with_runid and not parsed and not problems.messages
+    if runid_only and fmt != "trec":
+        problems.add("-m runid prints trec_eval's line naming the run, in --format trec only; name a measure too")
+    elif runid_only:  # the files are still read and checked, as trec_eval reads them: num_q scores them
+        parsed.append(parse_measure("num_q"))
 
     # trec_eval -c sums num_rel over every judgment graded above 0, whatever -l says (m_num_rel.c's
     # te_calc_avg_num_rel); its per-query lines follow -l. --format trec prints that summary: the
@@ -205,8 +213,6 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
 
     # compute: the progress indicator watches the connection from the first read to the last write
 
-    # trec_eval prints its runid line for its measure sets
-    with_runid = not measures or any(m.strip().lower() in ("all_trec", "official") for m in measures)
     input_formats = (
         {"log_format": run_fmt} if log is not None
         else {"run_format": facade_format(run_fmt, "run"), "qrels_format": facade_format(qrels_fmt, "qrels")}
@@ -231,8 +237,8 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
                 results = compute(qrels, list(runs) if log is None else None, [m.spelling for m in parsed],
                                   con=con, count_missing=count_missing, **kwargs)
             _note_missing(results.missing)
-            _write_eval(results, results.measures, fmt, output_path, per_query=per_query, summary=not no_summary,
-                        with_runid=with_runid, trec_num_rel=trec_num_rel)
+            _write_eval(results, [] if runid_only else results.measures, fmt, output_path, per_query=per_query,
+                        summary=not no_summary, with_runid=with_runid, trec_num_rel=trec_num_rel)
     finally:
         con.close()
 
@@ -299,6 +305,11 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
     run_names = [str(run) for run in results.runs]
     segments = list(results.by)
     several = len(run_names) > 1
+    if not measures:  # -m runid alone (--format trec): trec_eval's summary holds its line only
+        with output.text_output(path) as stream:
+            for run in run_names if summary else []:
+                stream.write(output.trec_line("runid", "all", run))
+        return
     results.summary.create_view("duckrank_cli_summary", replace=True)
     results.per_query.create_view("duckrank_cli_per_query", replace=True)
     by_rows = "".join(f"rows.{quote_identifier(name)}, " for name in segments)

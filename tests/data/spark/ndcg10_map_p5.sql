@@ -556,7 +556,7 @@ SELECT
   s.num_rel,
   s.num_nonrel,
   s.top_grade,
-  r.query_id IS NULL AS zero_filled,
+  COALESCE(NULL, 1) > 0 AND r.query_id IS NULL AS zero_filled,
   FALSE AS all_docs,
   'trec' AS tie_rule
 FROM query_stats AS s
