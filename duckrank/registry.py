@@ -188,6 +188,12 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
                ("--duplicates",), "POLICY"),
 ]}
 
+# compare's tests (the one whose p marks significance) and multiple-testing corrections, each with
+# the name legends give it. Tukey's HSD compares every pair of runs at once and so adjusts for the
+# family itself: it takes no correction.
+COMPARE_TESTS = {"t": "paired t-test", "randomization": "paired randomization test", "tukey": "Tukey's HSD"}
+COMPARE_CORRECTIONS = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg"}
+
 # What duckrank.ranked reads beside the conventions: the measure options that change the ranking
 # relation (gains, ERR's top grade), and whether it may leave out the unjudged docs.
 RANKED_OPTIONS = ("gain", "gain_map", "g_max")
