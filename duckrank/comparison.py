@@ -111,6 +111,22 @@ class Comparison:
         return nested
 
 
+def run_letters(runs: list[str]) -> dict[str, str]:
+    """Each run's label in a Tukey table, as ranx gives them: a, b, c, ... in run order (then aa, ab, ...)."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    labels = [*letters, *(first + second for first in letters for second in letters)]
+    if len(runs) > len(labels):
+        raise OptionError(f"a Tukey table labels at most {len(labels)} runs with letters; got {len(runs)}")
+    return dict(zip(runs, labels))
+
+
+def beaten_letters(beats: list[str] | None, letters: dict[str, str]) -> str:
+    """The labels of the runs a run beats significantly (its `beats`): ranx's superscript, such as
+    'bd'; comma-separated once labels have two letters."""
+    labels = [letters[run] for run in beats or []]
+    return ("," if len(letters) > 26 else "").join(labels)
+
+
 def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """Validate the statistics options; report every bad one at once (the SQL checks them again)."""
     problems = []
