@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from duckrank import registry
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     DEFAULT_COMPARED,
@@ -73,9 +74,13 @@ def report_options(function: Callable) -> Callable:
         click.option("--seed", metavar="N", help="Seed of every random draw (default 0)."),
         click.option("--confidence", metavar="LEVEL", help="Level of the bootstrap intervals (default 0.95)."),
         click.option("--alpha", metavar="A", help="Significance level (default 0.05)."),
-        click.option("--correction", metavar="METHOD", help="holm (default) or bh."),
-        click.option("--test", metavar="TEST", help="t (default) or randomization: whose adjusted p marks "
-                                                    "significance."),
+        click.option("--correction", metavar="METHOD",
+                     help=" or ".join(registry.COMPARE_CORRECTIONS) + " (default holm): the t and randomization "
+                          "tests' correction."),
+        click.option("--test", metavar="TEST",
+                     help=", ".join(registry.COMPARE_TESTS) + " (default t): whose p marks significance; tukey "
+                          "(Tukey's HSD over all runs, no --correction) also marks each mean with the letters of the "
+                          "runs it beats."),
         convention_options(also={"complete": ("--complete",)}),
         column_options,
         click.option("--run-format", metavar="FORMAT",
@@ -97,8 +102,8 @@ def read_request(problems: Problems, request: dict[str, Any], inputs: list[str])
         "seed": problems.integer("--seed", request["seed"], 0),
         "confidence": problems.fraction("--confidence", request["confidence"]),
         "alpha": problems.fraction("--alpha", request["alpha"]),
-        "correction": problems.choice("--correction", request["correction"], ("holm", "bh")),
-        "test": problems.choice("--test", request["test"], ("t", "randomization")),
+        "correction": problems.choice("--correction", request["correction"], tuple(registry.COMPARE_CORRECTIONS)),
+        "test": problems.choice("--test", request["test"], tuple(registry.COMPARE_TESTS)),
     }
     conventions = read_conventions(problems, request["conventions"])
     run_fmt = problems.choice("--run-format", request["run_format"], INPUT_FORMATS)
