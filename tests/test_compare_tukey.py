@@ -1,0 +1,347 @@
+"""compare --test tukey: Tukey's HSD over all runs, against ranx and scipy.
+
+  distribution    duckrank's studentized range sf against scipy.stats.studentized_range.sf over a
+                  grid of (q, k, df), and against the closed form of its left tail
+  statistic       duckrank.tukey_hsd's q, k, df give scipy.stats.tukey_hsd's p-values, per group;
+                  with two runs, the pooled two-sample t-test's
+  p_tukey, marks  ranx.compare(stat_test="tukey") on generated runs (ties in per-query values, a run
+                  equal to the baseline): its p-values, and its Report's superscript letters in
+                  duckrank's markdown, LaTeX and report page
+  front doors     compare --test tukey and report --test tukey end to end; bad combinations exit 2
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+import duckrank
+from duckrank._library import connect
+from duckrank._studentized_range import sf
+from duckrank.cli import main
+from duckrank.errors import InputError, OptionError
+
+ranx = pytest.importorskip("ranx")
+
+# ---------------------------------------------------------------------------------------------
+# the studentized range distribution
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 10, 26])
+def test_studentized_range_sf_matches_scipy(k):
+    for df in (2, 3, 7, 30, 250, 5000, 99_999, 100_000, 10 ** 6):
+        for q in (0.05, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 7.0, 12.0, 30.0):
+            assert sf(q, k, df) == pytest.approx(stats.studentized_range.sf(q, k, df), abs=1e-9), (q, k, df)
+
+
+def test_studentized_range_left_tail_has_its_closed_form():
+    # for w -> 0 the range of k standard normals is at most w with probability
+    # k w^(k-1) (2 pi)^(-(k-1)/2) / sqrt(k) (the integral of k phi(z)^k w^(k-1)); scipy's adaptive
+    # integration loses this tail (3e-12 for 5.7e-10 at k = 5)
+    for k in (3, 5, 8):
+        w = 1e-3
+        expected = k * w ** (k - 1) * (2 * math.pi) ** (-(k - 1) / 2) / math.sqrt(k)
+        assert 1 - sf(w, k, 10 ** 6) == pytest.approx(expected, rel=1e-4)
+
+
+def test_studentized_range_edges():
+    assert sf(0.0, 3, 10) == 1.0 and sf(-1.0, 3, 10) == 1.0 and sf(math.inf, 3, 10) == 0.0
+    for q, k, df in ((1.0, 1, 10), (1.0, 3, 0), (math.nan, 3, 10)):
+        with pytest.raises(ValueError, match="studentized range needs k >= 2, df > 0"):
+            sf(q, k, df)
+
+
+# ---------------------------------------------------------------------------------------------
+# the SQL statistic
+
+
+@pytest.fixture(scope="module")
+def db():
+    connection = connect()
+    yield connection
+    connection.close()
+
+
+def tukey_rows(con, frame: pd.DataFrame, **args) -> list[dict]:
+    con.register("tukey_input", frame)
+    try:
+        rendered = "".join(f", {key} := ${key}" for key in args)
+        relation = con.execute(f"SELECT * FROM duckrank.tukey_hsd('tukey_input'{rendered})", args)
+        columns = [d[0] for d in relation.description]
+        return [dict(zip(columns, row)) for row in relation.fetchall()]
+    finally:
+        con.unregister("tukey_input")
+
+
+def test_statistic_gives_scipy_tukey_hsd_per_group(db):
+    rng = np.random.default_rng(3)
+    groups = {"x": {"a": rng.normal(0.5, 0.2, 40), "b": rng.normal(0.6, 0.2, 40), "c": rng.normal(0.4, 0.3, 40),
+                    "d": rng.integers(0, 3, 40) / 2},
+              "y": {"a": rng.random(12), "b": rng.random(12), "c": rng.random(12), "d": rng.random(12)}}
+    frame = pd.DataFrame([(g, run, f"q{i}", float(v)) for g, runs in groups.items() for run, values in runs.items()
+                          for i, v in enumerate(values)], columns=["dataset", "run", "query_id", "value"])
+    rows = tukey_rows(db, frame, runs=["a", "b", "c", "d"])
+    assert len(rows) == 2 * 4 * 3
+    for group, runs in groups.items():
+        names = list(runs)
+        expected = stats.tukey_hsd(*runs.values()).pvalue
+        for row in (r for r in rows if r["dataset"] == group):
+            assert (row["k"], row["n"], row["df"]) == (4, len(runs["a"]), 4 * len(runs["a"]) - 4)
+            assert row["mean"] == pytest.approx(np.mean(runs[row["run"]]), abs=1e-12)
+            got = stats.studentized_range.sf(row["q"], row["k"], row["df"])
+            assert got == pytest.approx(expected[names.index(row["run"]), names.index(row["other"])], abs=1e-12)
+
+
+def test_statistic_of_two_runs_is_the_pooled_two_sample_t_test(db):
+    rng = np.random.default_rng(4)
+    a, b = rng.random(25), rng.random(25) + 0.2
+    frame = pd.DataFrame([("m", run, f"q{i}", float(v)) for run, values in (("a", a), ("b", b))
+                          for i, v in enumerate(values)], columns=["metric", "run", "query_id", "value"])
+    row = tukey_rows(db, frame)[0]
+    assert row["q"] == pytest.approx(math.sqrt(2) * abs(stats.ttest_ind(a, b).statistic), rel=1e-12)
+    assert sf(row["q"], row["k"], row["df"]) == pytest.approx(stats.ttest_ind(a, b).pvalue, abs=1e-9)
+
+
+def test_statistic_without_variance_and_on_common_queries_only(db):
+    frame = pd.DataFrame([("m", "a", "q1", 1.0), ("m", "a", "q2", 1.0), ("m", "b", "q1", 0.0), ("m", "b", "q2", 0.0),
+                          ("m", "c", "q1", 1.0), ("m", "c", "q2", 1.0), ("m", "c", "q3", 0.5)],
+                         columns=["metric", "run", "query_id", "value"])
+    q = {(r["run"], r["other"]): (r["n"], r["q"]) for r in tukey_rows(db, frame)}
+    assert q[("a", "b")] == (2, math.inf)  # different means, no variance: p = 0
+    assert q[("a", "c")] == (2, None)  # equal means, no variance: no statistic
+
+
+def test_statistic_refuses_one_run_duplicates_and_nan(db):
+    one = pd.DataFrame([("m", "a", "q1", 1.0), ("m", "a", "q2", 0.5)], columns=["metric", "run", "query_id", "value"])
+    with pytest.raises(duckdb.Error, match="Tukey's HSD needs at least two runs; got 1: a"):
+        tukey_rows(db, one)
+    bad = pd.DataFrame([("m", "a", "q1", 1.0), ("m", "a", "q1", 0.5), ("m", "b", "q1", math.inf)],
+                       columns=["metric", "run", "query_id", "value"])
+    with pytest.raises(duckdb.Error, match="(?s)has 2 values for query 'q1'.*the value inf for query 'q1'; "
+                                           "Tukey's HSD needs finite values"):
+        tukey_rows(db, bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# against ranx
+
+
+def generated(seed: int, skills: dict[str, float], queries: int = 30):
+    """qrels and runs as dicts (ranx's input) with distinct scores, so that both tools rank alike;
+    binary P@5 and RR give many tied per-query values. A run named 'same' copies the first run."""
+    rng = np.random.default_rng(seed)
+    ids = [f"q{i:02d}" for i in range(queries)]
+    qrels = {q: {f"d{j}": 1 for j in range(10) if rng.random() < 0.35} or {"d3": 1} for q in ids}
+    runs = {}
+    for name, skill in skills.items():
+        if name == "same":
+            runs[name] = runs[next(iter(runs))]
+            continue
+        runs[name] = {q: {f"d{j}": float(skill * (f"d{j}" in qrels[q]) + rng.normal()) for j in range(25)}
+                      for q in ids}
+    return qrels, runs
+
+
+def frames(qrels, runs):
+    qrels_frame = pd.DataFrame([(q, d, r) for q, docs in qrels.items() for d, r in docs.items()],
+                               columns=["query_id", "doc_id", "relevance"])
+    run_frames = {name: pd.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+                                     columns=["query_id", "doc_id", "score"]) for name, run in runs.items()}
+    return qrels_frame, run_frames
+
+
+# duckrank's spelling -> ranx's, the same numbers on tie-free runs
+MEASURES = {"P.5": "precision@5", "recip_rank": "mrr", "map": "map", "ndcg_cut.10": "ndcg@10"}
+SKILLS = {"mid": 1.0, "good": 2.2, "bad": 0.2, "same": 0.0, "close": 1.1}
+
+
+@pytest.fixture(scope="module")
+def against_ranx():
+    qrels, runs = generated(11, SKILLS)
+    report = ranx.compare(ranx.Qrels(qrels), [ranx.Run(run, name=name) for name, run in runs.items()],
+                          list(MEASURES.values()), stat_test="tukey", max_p=0.05)
+    comparison = duckrank.compare(*frames(qrels, runs), list(MEASURES), test="tukey", permutations=0, bootstrap=0)
+    return report, comparison, qrels, runs
+
+
+def test_p_tukey_equals_ranx(against_ranx):
+    report, comparison, _, _ = against_ranx
+    rows = comparison.records()
+    assert len(rows) == len(MEASURES) * len(SKILLS)
+    for row in rows:
+        metric = MEASURES[row["metric"]]
+        assert row["mean"] == pytest.approx(report.results[row["run"]][metric], abs=1e-12)
+        if row["is_baseline"]:
+            assert row["p_tukey"] is None and row["significant"] is None
+            continue
+        expected = report.comparisons["mid", row["run"]][metric]["p_value"]
+        assert row["p_tukey"] == pytest.approx(expected, abs=1e-9), (row["metric"], row["run"])
+        assert row["p_adjusted"] == row["p_tukey"] and row["significant"] == (expected < 0.05)
+    same = [row for row in rows if row["run"] == "same"]
+    assert [row["p_tukey"] for row in same] == [1.0] * len(MEASURES)
+    assert any(row["significant"] for row in rows) and not all(row["significant"] for row in rows
+                                                               if not row["is_baseline"])
+
+
+def ranx_marks(report) -> dict[tuple[str, str], str]:
+    """{(duckrank measure, run): the letters ranx's Report writes as the run's superscript}."""
+    return {(measure, run): report.get_superscript_for_latex(run, metric)
+            for measure, metric in MEASURES.items() for run in report.model_names}
+
+
+def test_beats_are_ranx_superscripts(against_ranx):
+    report, comparison, _, _ = against_ranx
+    letters = dict(zip(report.model_names, "abcdefghijklmnopqrstuvwxyz"))
+    got = {(row["metric"], row["run"]): "".join(letters[run] for run in row["beats"])
+           for row in comparison.records()}
+    expected = ranx_marks(report)
+    assert got == expected
+    assert sum(map(len, expected.values())) >= 8  # enough marks to tell a wrong rule
+
+
+def cli(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"uncaught {result.exception!r}\n{result.output}") from result.exception
+    return result
+
+
+@pytest.fixture(scope="module")
+def files(against_ranx, tmp_path_factory):
+    _, _, qrels, runs = against_ranx
+    folder = tmp_path_factory.mktemp("tukey")
+    qrels_frame, run_frames = frames(qrels, runs)
+    qrels_frame.to_parquet(folder / "qrels.parquet")
+    paths = []
+    for name, frame in run_frames.items():
+        frame.to_parquet(folder / f"{name}.parquet")
+        paths.append(folder / f"{name}.parquet")
+    return folder / "qrels.parquet", paths
+
+
+def table_marks(text: str, pattern: str, measure_column: int, run_column: int) -> dict[tuple[str, str], str]:
+    """{(measure, run stem): superscript letters} from a markdown or LaTeX table's rows."""
+    marks = {}
+    for line in text.splitlines():
+        cells = [cell.strip().replace("\\_", "_") for cell in re.split(r" \| | & ", line.strip("| \\"))]
+        if len(cells) > run_column and cells[measure_column] in MEASURES:
+            run = cells[run_column].split()[0].rsplit("/", 1)[-1].removesuffix(".parquet")
+            found = re.search(pattern, cells[run_column + 1])
+            marks[(cells[measure_column], run)] = found.group(1) if found else ""
+    return marks
+
+
+def test_cli_markdown_and_latex_mark_what_ranx_marks(against_ranx, files):
+    report = against_ranx[0]
+    qrels, runs = files
+    args = ["compare", qrels, *runs, *(a for m in MEASURES for a in ("-m", m)), "--test", "tukey",
+            "--permutations", "0", "--bootstrap", "0"]
+    expected = ranx_marks(report)
+    markdown = cli(*args, "-f", "markdown")
+    assert markdown.exit_code == 0, markdown.output
+    assert markdown.stdout.startswith("| metric | # | run | mean |") and "p (Tukey)" in markdown.stdout
+    assert "Tukey's HSD over all 5 runs" in markdown.stdout
+    assert table_marks(markdown.stdout, r"<sup>(\w+)</sup>", 0, 2) == expected
+    latex = cli(*args, "-f", "latex")
+    assert latex.exit_code == 0, latex.output
+    assert table_marks(latex.stdout, r"\$\^\{(\w+)\}\$", 0, 2) == expected
+    assert "\\#" in latex.stdout and "$p < 0.05$" in latex.stdout
+    lines = cli(*args, "-f", "jsonl").stdout.splitlines()
+    records = [json.loads(line) for line in lines]
+    assert {(r["metric"], r["run"].rsplit("/", 1)[-1].removesuffix(".parquet")): r["p_tukey"] for r in records} \
+        == pytest.approx({(m, run): (None if run == "mid" else report.comparisons["mid", run][MEASURES[m]]["p_value"])
+                          for m in MEASURES for run in SKILLS}, abs=1e-9)
+
+
+def test_report_page_marks_what_ranx_marks(against_ranx, files, tmp_path):
+    pytest.importorskip("matplotlib")
+    report = against_ranx[0]
+    qrels, runs = files
+    page = tmp_path / "report.html"
+    result = cli("report", qrels, *runs, *(a for m in MEASURES for a in ("-m", m)), "--test", "tukey",
+                 "--permutations", "0", "--bootstrap", "0", "-o", page)
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    summary = html[html.index('id="summary-table"'):html.index("</table>", html.index('id="summary-table"'))]
+    marks = {}
+    for row in re.findall(r"<tr.*?</tr>", summary)[1:]:
+        measure = re.search(r'<th scope="row">([^<]+)</th>', row).group(1)
+        run = re.findall(r'<td class="run">([^< ]+)', row)[1]
+        found = re.search(r'<sup data-name="beats">(\w+)</sup>', row)
+        marks[(measure, run)] = found.group(1) if found else ""
+    assert marks == ranx_marks(report)
+    assert "<th>p (Tukey)</th>" in summary and "Tukey&#x27;s HSD over all 5 runs" in html or \
+        "Tukey's HSD over all 5 runs" in html
+
+
+# ---------------------------------------------------------------------------------------------
+# options
+
+
+def test_tukey_segments_and_the_other_tests_leave_its_columns_empty(against_ranx):
+    qrels, runs = against_ranx[2], against_ranx[3]
+    qrels_frame, run_frames = frames(qrels, runs)
+    for frame in run_frames.values():
+        frame["half"] = frame["query_id"].map(lambda q: "low" if q < "q15" else "high")
+    by = duckrank.compare(qrels_frame, run_frames, ["P.5"], test="tukey", by="half", permutations=0, bootstrap=0)
+    values = {}
+    for name, frame in run_frames.items():
+        scored = duckrank.evaluate(qrels_frame, frame, ["P.5"], per_query=True).df()
+        values[name] = scored[scored["query_id"] != "all"].set_index("query_id")["value"]
+    names = list(run_frames)
+    for half, chosen in (("low", [q for q in qrels if q < "q15"]), ("high", [q for q in qrels if q >= "q15"])):
+        expected = stats.tukey_hsd(*(values[name].loc[chosen].to_numpy() for name in names)).pvalue
+        for row in (r for r in by.records() if r["half"] == half and not r["is_baseline"]):
+            assert row["p_tukey"] == pytest.approx(expected[0, names.index(row["run"])], abs=1e-9)
+    plain = duckrank.compare(qrels_frame, run_frames, ["P.5"], permutations=0, bootstrap=0)
+    assert all(row["p_tukey"] is None and row["beats"] is None for row in plain.records())
+
+
+def test_tukey_takes_no_correction():
+    with pytest.raises(OptionError, match="correction 'bh' does not apply to test tukey: Tukey's HSD adjusts for "
+                                          "every pair of runs itself; leave correction unset"):
+        duckrank.compare("q", ["a", "b"], test="tukey", correction="bh")
+    with pytest.raises(OptionError, match="test must be one of t, randomization, tukey; got 'hsd'"):
+        duckrank.compare("q", ["a", "b"], test="hsd")
+
+
+def test_tukey_of_two_runs(against_ranx):
+    qrels, runs = against_ranx[2], against_ranx[3]
+    two = {name: runs[name] for name in ("mid", "good")}
+    comparison = duckrank.compare(*frames(qrels, two), ["map"], test="tukey", permutations=0, bootstrap=0)
+    row = comparison.records()[1]
+    report = ranx.compare(ranx.Qrels(qrels), [ranx.Run(run, name=name) for name, run in two.items()], ["map"],
+                          stat_test="tukey", max_p=0.05)
+    assert row["p_tukey"] == pytest.approx(report.comparisons["mid", "good"]["map"]["p_value"], abs=1e-9)
+
+
+def test_cli_bad_combinations_exit_2(files):
+    qrels, runs = files
+    for extra, message in ((("--test", "tukey", "--correction", "holm"),
+                            "--correction 'holm' does not apply to test tukey"),
+                           (("--test", "hsd"), "--test must be one of t, randomization, tukey; got 'hsd'")):
+        for command in ("compare", "report"):
+            output = ("-o", str(qrels.parent / "r.html")) if command == "report" else ()
+            result = cli(command, qrels, *runs[:3], "-m", "map", *extra, *output)
+            assert result.exit_code == 2, (command, result.output)
+            assert message in result.stderr and "Traceback" not in result.output, (command, result.stderr)
+
+
+def test_cli_help_lists_tukey():
+    for command in ("compare", "report"):
+        assert "tukey" in cli(command, "--help").stdout
+
+
+def test_tukey_needs_two_common_queries(against_ranx):
+    qrels, runs = against_ranx[2], against_ranx[3]
+    one = {q: qrels[q] for q in list(qrels)[:1]}
+    with pytest.raises(InputError, match="only 1 query in common"):
+        duckrank.compare(*frames(one, runs), ["map"], test="tukey", permutations=0, bootstrap=0)
