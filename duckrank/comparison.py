@@ -208,16 +208,18 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
     difference from the baseline with its interval; the relative change; a paired t-test and a
     paired randomization (sign-flip) test with `permutations` replicates, both two-sided; their
     p-values adjusted across all (run, measure) comparisons by `correction` (holm, the default, or
-    bh) and the adjusted p of `test` (t or randomization) compared with `alpha`. test="tukey"
-    instead runs Tukey's HSD over all runs, as ranx does (it takes no correction): p_tukey against
-    the baseline marks significance, and `beats` lists the runs each run beats significantly (a
-    higher mean, p < alpha), which the markdown and LaTeX tables mark as ranx does; wins, ties and losses over
-    queries; and the effect size (mean difference / sd of the differences). `seed` makes every
-    random draw reproducible. `complete=True` scores a query a run did not answer as 0 instead of
+    bh) and the adjusted p of `test` (t or randomization) compared with `alpha`; wins, ties and
+    losses over queries; and the effect size (mean difference / sd of the differences). `seed`
+    makes every random draw reproducible. `complete=True` scores a query a run did not answer as 0 instead of
     leaving it out. Other options (conventions, column names, formats, engine settings) are
     duckrank.compute's. `results` (on `con`) skips that evaluation: duckrank.compute's results
     for these measures, then num_ret, then any others, with the same options (duckrank.report
     evaluates its curves in the same pass).
+
+    test="tukey" runs Tukey's HSD over all runs instead, as ranx does (it takes no correction):
+    p_tukey, each run's p against the baseline, marks significance, and `beats` lists the runs each
+    run beats significantly (a higher mean, p < alpha), which the markdown and LaTeX tables mark
+    with ranx's letters. Other tests leave both columns NULL.
     """
     settings = _check_settings({"permutations": permutations, "bootstrap": bootstrap, "seed": seed,
                                 "confidence": confidence, "alpha": alpha, "correction": correction,

@@ -490,7 +490,8 @@ class Report:
             superscript = f"<sup data-name=\"beats\">{marks}</sup>" if marks else ""
             label = f"<td class=\"run\">{letters[row['run']]}</td>" if tukey else ""
             body.append(
-                f"<tr{significant}><th scope=\"row\">{html.escape(row['metric'])}</th>{label}<td class=\"run\">{run}</td>"
+                f"<tr{significant}><th scope=\"row\">{html.escape(row['metric'])}</th>{label}"
+                f"<td class=\"run\">{run}</td>"
                 f"{_cell(row['n'], 'count', 'n')}"
                 f"{_cell(row['mean'], name='mean', mark=superscript)}"
                 f"{_interval(row['mean_ci_low'], row['mean_ci_high'], 'mean_ci')}"
