@@ -31,17 +31,14 @@ from duckrank.errors import InputError, MeasureError, OptionError, quoted, quote
 from duckrank.evaluation import Guest, Results, compute
 from duckrank.inputs import fresh_name
 from duckrank.measures import Measure, parse_measures
-from duckrank.registry import COMPARE_CORRECTIONS, COMPARE_TESTS
+from duckrank.registry import (
+    COMPARE_CORRECTIONS,
+    COMPARE_DEFAULTS,
+    COMPARE_MAX_REPLICATES,
+    COMPARE_SEED_RANGE,
+    COMPARE_TESTS,
+)
 
-CORRECTIONS = tuple(COMPARE_CORRECTIONS)
-TESTS = tuple(COMPARE_TESTS)
-DEFAULTS: dict[str, Any] = {"permutations": 10_000, "bootstrap": 10_000, "seed": 0, "confidence": 0.95,
-                            "alpha": 0.05, "correction": "holm", "test": "t"}
-# Replicates of the bootstrap and the randomization test: a million resolves p to 1e-6; more only
-# costs memory and time (2e9 filled 20 GB before it failed).
-MAX_REPLICATES = 1_000_000
-# A seed is a BIGINT in the SQL library (duckrank.replicate_key hashes it).
-SEED_RANGE = (-2 ** 63, 2 ** 63 - 1)
 # The result's columns after the segment columns, in order.
 COLUMNS = ("metric", "run", "is_baseline", "n", "mean", "mean_ci_low", "mean_ci_high", "diff", "ci_low", "ci_high",
            "relative_change", "t", "df", "p_ttest", "p_randomization", "p_tukey", "p_ttest_adjusted",
@@ -133,7 +130,7 @@ def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     checked = dict(settings)
     for name in ("permutations", "bootstrap", "seed"):
         value = settings[name]
-        minimum, maximum = (SEED_RANGE if name == "seed" else (0, MAX_REPLICATES))
+        minimum, maximum = (COMPARE_SEED_RANGE if name == "seed" else (0, COMPARE_MAX_REPLICATES))
         if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
             shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}... ({len(repr(value))} digits)"
             problems.append(f"{name} must be a whole number from {minimum} to {maximum}; got {shown}")
@@ -143,7 +140,7 @@ def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
             problems.append(f"{name} must be a number strictly between 0 and 1; got {quoted(value)}")
         else:
             checked[name] = float(value)
-    for name, choices in (("correction", CORRECTIONS), ("test", TESTS)):
+    for name, choices in (("correction", tuple(COMPARE_CORRECTIONS)), ("test", tuple(COMPARE_TESTS))):
         value = settings[name]
         if isinstance(value, str) and value.lower() in choices:
             checked[name] = value.lower()
@@ -154,7 +151,7 @@ def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
                         "adjusts for every pair of runs itself; leave correction unset (it adjusts the t and "
                         "randomization tests' p-values)")
     if checked["correction"] is None:
-        checked["correction"] = DEFAULTS["correction"]
+        checked["correction"] = COMPARE_DEFAULTS["correction"]
     if problems:
         raise OptionError("\n".join(problems))
     return checked

@@ -27,14 +27,13 @@ import duckdb
 from duckrank import __version__
 from duckrank._library import connect, interruptible
 from duckrank._sql import literal, quote_identifier
-from duckrank.comparison import DEFAULTS as COMPARE_DEFAULTS
 from duckrank.comparison import Comparison, _check_measures, beaten_letters, compare, resolve_baseline, run_letters
 from duckrank.errors import OptionError
 from duckrank.evaluation import Results, compute, tagged_names
 from duckrank.inputs import fresh_name, read_table
 from duckrank.measures import parse_measures
 from duckrank.peer_inputs import runs_and_names
-from duckrank.registry import COMPARE_CORRECTIONS, COMPARE_TESTS, CONVENTIONS, RECALL_LEVELS
+from duckrank.registry import COMPARE_CORRECTIONS, COMPARE_DEFAULTS, COMPARE_TESTS, CONVENTIONS, RECALL_LEVELS
 
 DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")  # compare's
 KINDS = ("pr", "cutoff", "per-query", "diff", "distribution", "segments")

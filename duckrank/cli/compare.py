@@ -41,9 +41,7 @@ from duckrank.cli.common import (
 )
 
 FORMATS = NON_TREC_FORMATS
-# duckrank.comparison.MAX_REPLICATES, without importing duckdb for --help
-MAX_REPLICATES = 1_000_000
-SEED_MAX = 2 ** 63 - 1  # duckrank.comparison.SEED_RANGE: a BIGINT
+DEFAULTS = registry.COMPARE_DEFAULTS
 
 
 @click.command("compare", context_settings=CONTEXT_SETTINGS)
@@ -54,18 +52,23 @@ SEED_MAX = 2 ** 63 - 1  # duckrank.comparison.SEED_RANGE: a BIGINT
                    f"lists). Default: {', '.join(DEFAULT_COMPARED)}.")
 @click.option("--baseline", metavar="RUN", help="The run the others are compared with: its path, file name or "
                                                 "stem (default: the first run).")
-@click.option("--permutations", metavar="N", help="Sign flips of the randomization test (default 10000; 0 skips it).")
-@click.option("--bootstrap", metavar="N", help="Bootstrap replicates for the intervals (default 10000; 0 skips them).")
-@click.option("--seed", metavar="N", help="Seed of every random draw (default 0): same seed, same numbers.")
-@click.option("--confidence", metavar="LEVEL", help="Level of the bootstrap intervals (default 0.95).")
-@click.option("--alpha", metavar="A", help="Significance level for marking differences (default 0.05).")
+@click.option("--permutations", metavar="N", help=f"Sign flips of the randomization test (default "
+                                                 f"{DEFAULTS['permutations']}; 0 skips it).")
+@click.option("--bootstrap", metavar="N", help=f"Bootstrap replicates for the intervals (default "
+                                              f"{DEFAULTS['bootstrap']}; 0 skips them).")
+@click.option("--seed", metavar="N", help=f"Seed of every random draw (default {DEFAULTS['seed']}): same seed, "
+                                         "same numbers.")
+@click.option("--confidence", metavar="LEVEL", help=f"Level of the bootstrap intervals (default "
+                                                   f"{DEFAULTS['confidence']}).")
+@click.option("--alpha", metavar="A", help=f"Significance level for marking differences (default {DEFAULTS['alpha']}).")
 @click.option("--correction", metavar="METHOD",
               help="Multiple-comparison correction of the t and randomization tests over all (run, measure) "
                    "comparisons: " + ", ".join(f"{name} ({what})" for name, what in
-                                               registry.COMPARE_CORRECTIONS.items()) + "; default holm.")
+                                               registry.COMPARE_CORRECTIONS.items()) + f"; default "
+                   f"{DEFAULTS['correction']}.")
 @click.option("--test", metavar="TEST",
               help="The test whose p marks significance: " + ", ".join(
-                  f"{name} ({what})" for name, what in registry.COMPARE_TESTS.items()) + "; default t. "
+                  f"{name} ({what})" for name, what in registry.COMPARE_TESTS.items()) + f"; default {DEFAULTS['test']}. "
                    "tukey compares every pair of runs (no --correction) and marks, in markdown and LaTeX, the "
                    "runs each run beats with their letters, as ranx does.")
 @click.option("--by", "segments", multiple=True, metavar="COL",
@@ -102,9 +105,9 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
     if not runs:  # one run file may hold several runs in its run_id column
         problems.add("compare needs QRELS and at least two runs (RUN1 RUN2 [RUN ...])")
     settings: dict[str, Any] = {
-        "permutations": problems.integer("--permutations", permutations, 0, MAX_REPLICATES),
-        "bootstrap": problems.integer("--bootstrap", bootstrap, 0, MAX_REPLICATES),
-        "seed": problems.integer("--seed", seed, 0, SEED_MAX),
+        "permutations": problems.integer("--permutations", permutations, 0, registry.COMPARE_MAX_REPLICATES),
+        "bootstrap": problems.integer("--bootstrap", bootstrap, 0, registry.COMPARE_MAX_REPLICATES),
+        "seed": problems.integer("--seed", seed, 0, registry.COMPARE_SEED_RANGE[1]),
         "confidence": problems.fraction("--confidence", confidence),
         "alpha": problems.fraction("--alpha", alpha),
         "correction": problems.choice("--correction", correction, tuple(registry.COMPARE_CORRECTIONS)),
