@@ -7,7 +7,8 @@
   p_tukey, marks  ranx.compare(stat_test="tukey") on generated runs (ties in per-query values, a run
                   equal to the baseline): its p-values, and its Report's superscript letters in
                   duckrank's markdown, LaTeX and report page
-  front doors     compare --test tukey and report --test tukey end to end; bad combinations exit 2
+  front doors     compare --test tukey and report --test tukey end to end; bad combinations exit 2;
+                  the real duckdb shell runs the statistic and the verdicts
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -344,3 +349,40 @@ def test_tukey_needs_two_common_queries(against_ranx):
     one = {q: qrels[q] for q in list(qrels)[:1]}
     with pytest.raises(InputError, match="only 1 query in common"):
         duckrank.compare(*frames(one, runs), ["map"], test="tukey", permutations=0, bootstrap=0)
+
+
+def test_the_duckdb_shell_gives_the_statistic_and_the_verdicts(tmp_path):
+    """The documented shell path: duckrank.tukey_hsd's q, k, df; scipy's studentized range for p;
+    duckrank.tukey_verdicts for p_tukey and beats."""
+    shell = shutil.which("duckdb") or str(Path(sys.executable).parent / "duckdb")
+    if not Path(shell).exists():
+        pytest.skip("the duckdb shell (duckdb-cli) is not installed")
+    rng = np.random.default_rng(8)
+    values = {"a": rng.random(40), "b": rng.random(40) + 0.3, "c": rng.random(40) * 0.9, "d": rng.random(40) + 0.25}
+    frame = pd.DataFrame([("map", run, f"q{i:02d}", float(v)) for run, vs in values.items() for i, v in enumerate(vs)],
+                         columns=["metric", "run", "query_id", "value"])
+    frame.to_csv(tmp_path / "pq.csv", index=False)
+    sql_dir = Path(duckrank.__file__).resolve().parent.parent / "sql"
+    load = "".join(f".read {path}\n" for path in sorted(sql_dir.glob("[0-9][0-9]_*.sql")))
+    load += f"CREATE TABLE pq AS SELECT * FROM read_csv('{tmp_path / 'pq.csv'}');\n.mode json\n"
+
+    def run(script: str) -> list[dict]:
+        done = subprocess.run([shell], input=load + script, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and not done.stderr, done.stderr
+        return json.loads(done.stdout)
+
+    names = list(values)
+    pairs = run(f"SELECT * FROM duckrank.tukey_hsd(pq, runs := {names});\n")
+    expected = stats.tukey_hsd(*values.values()).pvalue
+    for pair in pairs:
+        pair["p"] = stats.studentized_range.sf(pair["q"], pair["k"], pair["df"])
+        assert pair["p"] == pytest.approx(expected[names.index(pair["run"]), names.index(pair["other"])], abs=1e-12)
+    pd.DataFrame(pairs).to_csv(tmp_path / "pairs.csv", index=False)
+    verdicts = run(f"CREATE TABLE pairs AS SELECT * FROM read_csv('{tmp_path / 'pairs.csv'}');\n"
+                   f"SELECT run, p_tukey, beats FROM duckrank.tukey_verdicts(pairs, {names}, 'a') ORDER BY run;\n")
+    for verdict in verdicts:
+        i = names.index(verdict["run"])
+        assert verdict["p_tukey"] == (None if i == 0 else pytest.approx(expected[i, 0], abs=1e-12))
+        assert verdict["beats"] == [other for j, other in enumerate(names)
+                                    if expected[i, j] < 0.05 and values[verdict["run"]].mean() > values[other].mean()]
+    assert any(verdict["beats"] for verdict in verdicts)
