@@ -386,3 +386,19 @@ def test_the_duckdb_shell_gives_the_statistic_and_the_verdicts(tmp_path):
         assert verdict["beats"] == [other for j, other in enumerate(names)
                                     if expected[i, j] < 0.05 and values[verdict["run"]].mean() > values[other].mean()]
     assert any(verdict["beats"] for verdict in verdicts)
+
+
+def test_tukey_keeps_only_the_tables_the_comparison_reads(against_ranx):
+    qrels, runs = against_ranx[2], against_ranx[3]
+
+    def tables(con) -> set[str]:
+        return {name for (name,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+
+    mine = duckdb.connect()
+    before = tables(mine)
+    comparison = duckrank.compare(*frames(qrels, runs), ["map"], test="tukey", con=mine, permutations=0, bootstrap=0)
+    assert tables(mine) - before == {comparison.table, comparison.per_query_table}
+    assert len(comparison.records()) == len(runs)
+    # on duckrank's own connection too, the pairs and their p-values go once the verdicts are in
+    own = duckrank.compare(*frames(qrels, runs), ["map"], test="tukey", permutations=0, bootstrap=0)
+    assert not [name for name in tables(own.con) if "tukey" in name]
