@@ -23,6 +23,14 @@ def sql_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "sql"
 
 
+# The files `python -m duckrank._generate` writes from duckrank/registry.py: the option checks
+# every front door runs, and the public table macros (the shell's front doors, which only wrap the
+# hand-written macros).
+OPTION_CHECKS = "55_option_checks.sql"
+FRONT_DOORS = "60_measures.sql"
+GENERATED = (OPTION_CHECKS, FRONT_DOORS)
+
+
 @cache
 def library_files() -> tuple[Path, ...]:
     """The library's files in load order (00_schema.sql first); sql/duckrank.sql is the shell's
@@ -55,24 +63,13 @@ def install_sql() -> str:
 
 @cache
 def evaluation_sql() -> str:
-    """The part of the library evaluate() runs: every macro but the generated table macros (the
-    shell's front doors, sql/60_measures.sql: evaluate() calls the relations they wrap), without
-    the COMMENTs (they document the catalog that `duckrank.connect()` and the shell get). It loads
-    in a fraction of the time of the whole library, which is most of a first call's cost."""
-    from duckrank._generate import GENERATED
-
-    kept = []
-    for path in library_files():
-        for statement in re.split(r";[ \t]*\n", path.read_text(encoding="utf-8")):
-            body = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--")).strip()
-            if not body or body.startswith("COMMENT ON"):
-                continue
-            if path.name == GENERATED and re.match(r"CREATE OR REPLACE MACRO duckrank\.\w+\(.*?\) AS TABLE\b", body, re.S):
-                continue
-            if not body.startswith("CREATE"):
-                raise RuntimeError(f"cannot split duckrank's SQL library at: {body[:60]!r}")
-            kept.append(body)
-    return ";\n".join(kept) + ";\n"
+    """The part of the library evaluate() runs: every file but the front doors' table macros
+    (evaluate() calls the relations they wrap), without the COMMENTs (they document the catalog that
+    `duckrank.connect()` and the shell get). Loading the rest is most of a first call's cost."""
+    statements = (statement for path in library_files() if path.name != FRONT_DOORS
+                  for statement in path.read_text(encoding="utf-8").split(";\n"))
+    return ";\n".join(statement for statement in statements
+                       if not re.match(r"(\s*--[^\n]*\n)*\s*COMMENT ON\b", statement))
 
 
 @cache

@@ -1,8 +1,9 @@
 """The registry: one declaration per measure, per option and per convention.
 
 Everything else is derived from it:
-  - the public table macros and the option checks, generated into sql/60_measures.sql
-    (`python -m duckrank._generate` rewrites it; a test fails when it is out of date);
+  - the option checks and the public table macros, generated into sql/55_option_checks.sql and
+    sql/60_measures.sql (`python -m duckrank._generate` rewrites them; a test fails when they are out
+    of date);
   - parsing and rendering measure strings (duckrank.measures);
   - the CLI's convention options, their choices and help, and `duckrank metrics`;
   - the README's measure and convention tables (between their markers, also generated);

@@ -16,4 +16,5 @@ DROP SCHEMA IF EXISTS duckrank CASCADE;
 .read sql/42_beyond_accuracy.sql
 .read sql/45_sampled.sql
 .read sql/50_compare.sql
+.read sql/55_option_checks.sql
 .read sql/60_measures.sql

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 
 import duckdb
@@ -337,7 +336,6 @@ def test_shell_entry_point_reads_every_numbered_file():
     assert [Path(r).name for r in reads] == [p.name for p in library_files()]
 
 
-@pytest.mark.skipif(shutil.which("duckdb") is None and not Path(duckdb.__file__).exists(), reason="no duckdb")
 def test_evaluate_on_the_readme_sample():
     values = duckrank.evaluate(str(QRELS), str(RUN), ["ndcg@10", "map", "mrr"])
     assert set(values) == {"ndcg@10", "map", "mrr"} and all(0 < v < 1 for v in values.values())

@@ -22,6 +22,7 @@ from duckrank.cli import main
 from duckrank.errors import InputError, OptionError
 
 from external import missing
+from executables import REPO, run_shell
 
 try:  # installed without its heavy dependencies: pip install recommenders==1.2.1 --no-deps (see the README)
     from recommenders.evaluation import python_evaluation as pe
@@ -406,16 +407,6 @@ def test_ranking_measures_beside_beyond_accuracy_equal_them_alone(conventions, d
 
 
 def test_real_duckdb_shell_reads_the_sample_data():
-    import shutil
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    shell = Path(sys.executable).with_name("duckdb")
-    shell = str(shell) if shell.exists() else shutil.which("duckdb")
-    if shell is None:
-        pytest.skip("the duckdb shell (duckdb-cli) is not installed")
-    repo = Path(__file__).resolve().parent.parent
     script = (".read sql/duckrank.sql\n.mode csv\n.headers off\n"
               "CREATE VIEW train AS SELECT user_id AS query_id, item_id AS doc_id FROM 'data/train_interactions.parquet';\n"
               "CREATE VIEW run AS SELECT user_id AS query_id, item_id AS doc_id, score FROM 'data/log.parquet';\n"
@@ -423,12 +414,12 @@ def test_real_duckdb_shell_reads_the_sample_data():
               "CASE event WHEN 'purchase' THEN 3 WHEN 'click' THEN 1 ELSE 0 END AS relevance FROM 'data/log.parquet';\n"
               "SELECT avg(value) FROM duckrank.serendipity('qrels', 'run', 'train', k := 10);\n"
               "SELECT value FROM duckrank.distributional_coverage('qrels', 'run', k := 10);\n")
-    result = subprocess.run([shell], input=script, cwd=repo, capture_output=True, text=True)
+    result = run_shell(script)
     assert result.returncode == 0 and not result.stderr, result.stderr
     got = [float(line) for line in result.stdout.split()]
-    expected = duckrank.evaluate(log=str(repo / "data/log.parquet"), label="event",
+    expected = duckrank.evaluate(log=str(REPO / "data/log.parquet"), label="event",
                                  label_map={"purchase": 3, "click": 1}, query_col="user_id", doc_col="item_id",
-                                 train=str(repo / "data/train_interactions.parquet"),
+                                 train=str(REPO / "data/train_interactions.parquet"),
                                  measures=["serendipity@10", "distributional_coverage@10"])
     assert got == pytest.approx(list(expected.values()), abs=1e-12)
 

@@ -28,6 +28,7 @@ from duckrank.cli import main
 from duckrank.cli.common import Progress
 
 from cli_runner import run
+from executables import duckdb_shell
 
 DUCKRANK = Path(sys.executable).parent / "duckrank"
 
@@ -166,12 +167,8 @@ def test_sql_installs_into_a_fresh_database(tmp_path):
     con.close()
 
 
-SHELL = shutil.which("duckdb", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-
-
-@pytest.mark.skipif(SHELL is None, reason="the duckdb shell (pip install duckdb-cli) is not installed")
 def test_sql_pipes_into_the_duckdb_shell(tmp_path, data):
-    shell = SHELL
+    shell = duckdb_shell()
     database = tmp_path / "shell.db"
     script = subprocess.run([str(DUCKRANK), "sql"], capture_output=True, text=True, check=True).stdout
     subprocess.run([shell, str(database)], input=script, capture_output=True, text=True, check=True)

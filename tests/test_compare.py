@@ -13,9 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -33,6 +31,8 @@ from duckrank._library import connect
 from duckrank.cli.compare import compare_command
 from duckrank.comparison import compare, resolve_baseline
 from duckrank.errors import InputError, MeasureError, OptionError
+
+from executables import duckdb_shell
 
 
 @pytest.fixture(scope="module")
@@ -385,9 +385,7 @@ def test_the_duckdb_shell_computes_the_same_numbers(tmp_path):
     """The macros load with .read in the real duckdb shell (another DuckDB version) and draw the same
     random numbers (hash() is the only source of randomness): the same sign-flip count, and
     intervals equal up to the last bit of the final division."""
-    shell = shutil.which("duckdb") or str(Path(sys.executable).parent / "duckdb")
-    if not Path(shell).exists():
-        pytest.skip("the duckdb shell (duckdb-cli) is not installed")
+    shell = duckdb_shell()
     rng = np.random.default_rng(6)
     frame = per_query_frame({"map": {"a": rng.random(80), "b": rng.random(80) * 0.9 + 0.1}})
     frame.to_csv(tmp_path / "pq.csv", index=False)

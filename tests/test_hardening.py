@@ -27,6 +27,7 @@ import pytest
 import duckrank
 
 from cli_runner import first_error, run
+from executables import run_shell
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 DUCKRANK = Path(sys.executable).parent / "duckrank"
@@ -467,20 +468,13 @@ def test_duckrank_sql_installs_over_an_older_library_leaving_none_of_it(tmp_path
     con.close()
 
 
-@pytest.mark.skipif(shutil.which("duckdb", path=f"{Path(sys.executable).parent}{os.pathsep}/work/venv/bin"
-                                                f"{os.pathsep}{os.environ.get('PATH', '')}") is None,
-                    reason="no DuckDB shell: install duckdb-cli (a test extra)")
 def test_read_in_the_shell_installs_over_an_older_library_leaving_none_of_it(tmp_path):
-    shell = shutil.which("duckdb", path=f"{Path(sys.executable).parent}{os.pathsep}/work/venv/bin"
-                                        f"{os.pathsep}{os.environ.get('PATH', '')}")
     database = tmp_path / "shell.duckdb"
-    repository = Path(__file__).resolve().parent.parent
     listing = ("SELECT function_name, function_type FROM duckdb_functions() WHERE schema_name = 'duckrank' "
                "ORDER BY ALL;")
 
     def shell_run(script: str) -> str:
-        done = subprocess.run([shell, "-batch", "-csv", "-noheader", str(database)], input=script, text=True,
-                              capture_output=True, cwd=repository, timeout=120)
+        done = run_shell(script, "-csv", "-noheader", str(database), timeout=120)
         assert done.returncode == 0 and "Error" not in done.stderr, done.stderr
         return done.stdout
 

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 import spark_support
 from click.testing import CliRunner
-from test_shell import SHELL, run_shell
+from executables import run_shell
 
 import duckrank
 from duckrank.cli import main
@@ -102,7 +102,6 @@ def test_spark_column_names_are_quoted_identifiers(spark):
     assert {row["measure"]: row["value"] for row in rows} == pytest.approx(expected, abs=1e-12)
 
 
-@pytest.mark.skipif(SHELL is None, reason="no DuckDB shell: install duckdb-cli (a test extra)")
 def test_macros_on_a_table_named_weird_in_the_shell():
     """The README's shell section: a table name is quoted as an identifier inside the SQL string, and
     a name holding a double quote is read through a plain-named view (the shell's DuckDB 1.x drops
@@ -115,7 +114,7 @@ CREATE TABLE "we'ird""t" AS FROM '{DATA / "run.parquet"}';
 CREATE VIEW r AS FROM "we'ird""t";
 SELECT round(avg(value), 6) FROM duckrank.ndcg('q', '"we''ird"', k := 10);
 SELECT round(avg(value), 6) FROM duckrank.ndcg('q', 'r', k := 10);
-""")
+""", "-csv", "-noheader")
     assert done.returncode == 0, done.stderr
     expected = round(duckrank.evaluate(str(DATA / "qrels.parquet"), str(DATA / "run.parquet"), ["ndcg@10"])["ndcg@10"], 6)
     assert [float(line) for line in done.stdout.split()] == pytest.approx([expected, expected], abs=1e-9)

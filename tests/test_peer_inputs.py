@@ -12,7 +12,6 @@ import random
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner  # noqa: F401 - the CLI reads files, never these objects
 
 import duckrank
 from duckrank.errors import InputError

@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from executables import duckdb_shell, duckrank_command
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -18,16 +17,6 @@ README = (REPO / "README.md").read_text(encoding="utf-8")
 
 def blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", README, re.S)
-
-
-def duckrank_command() -> list[str]:
-    script = Path(sys.executable).with_name("duckrank")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "duckrank"]
-
-
-def duckdb_shell() -> str | None:
-    beside = Path(sys.executable).with_name("duckdb")
-    return str(beside) if beside.exists() else shutil.which("duckdb")
 
 
 @pytest.fixture
@@ -86,8 +75,6 @@ def test_test_command_is_what_ci_runs():
 
 def test_shell_example_runs():
     shell = duckdb_shell()
-    if shell is None:
-        pytest.skip("the duckdb shell (duckdb-cli) is not installed")
     result = subprocess.run([shell], input=blocks("sql")[0], cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0 and not result.stderr, result.stderr
     assert "ndcg_cut_10" in result.stdout
@@ -96,8 +83,6 @@ def test_shell_example_runs():
 @pytest.mark.parametrize("script", blocks("sql")[1:])
 def test_every_other_shell_example_runs(script):
     shell = duckdb_shell()
-    if shell is None:
-        pytest.skip("the duckdb shell (duckdb-cli) is not installed")
     result = subprocess.run([shell], input=script, cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0 and not result.stderr, result.stderr
     assert result.stdout.strip()

@@ -1,36 +1,13 @@
 """The macro library in the real DuckDB shell: `.read sql/duckrank.sql` from the repository root.
 
-The shell is the duckdb-cli binary: the one beside this Python (a virtual environment with the
-test extras has it), else /work/venv/bin/duckdb, else `duckdb` on PATH. The test is skipped, with
-the reason, only when none exists.
+The shell is the duckdb-cli binary of the test extra (tests/executables.py finds it).
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def find_shell() -> str | None:
-    for candidate in (Path(sys.executable).parent / "duckdb", Path("/work/venv/bin/duckdb")):
-        if candidate.is_file():
-            return str(candidate)
-    return shutil.which("duckdb")
-
-
-SHELL = find_shell()
-pytestmark = pytest.mark.skipif(SHELL is None, reason="no DuckDB shell: install duckdb-cli (a test extra)")
-
-
-def run_shell(script: str) -> subprocess.CompletedProcess:
-    return subprocess.run([SHELL, "-batch", "-csv", "-noheader"], input=script, text=True, capture_output=True,
-                          cwd=REPO, timeout=120)
+from executables import run_shell
 
 
 def load_trec(trec_data: Path) -> str:
@@ -60,7 +37,7 @@ def test_shell_loads_twice_and_matches_trec_eval(trec_data):
     script = (".read sql/duckrank.sql\n.read sql/duckrank.sql\n" + load_trec(trec_data)
               + "SELECT query_id, printf('%.4f', value) FROM duckrank.\"ndcg\"('qrels', 'run', k := 10) ORDER BY 1;\n"
               + "SELECT printf('%.4f', avg(value)) FROM duckrank.\"average_precision\"('qrels', 'run');\n")
-    done = run_shell(script)
+    done = run_shell(script, "-csv", "-noheader")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     lines = done.stdout.split()
@@ -73,7 +50,7 @@ def test_shell_loads_twice_and_matches_trec_eval(trec_data):
 def test_shell_reports_a_bad_k_on_stderr(trec_data):
     script = (".read sql/duckrank.sql\n" + load_trec(trec_data)
               + "SELECT * FROM duckrank.\"ndcg\"('qrels', 'run', k := 0);\n")
-    done = run_shell(script)
+    done = run_shell(script, "-csv", "-noheader")
     assert done.returncode != 0
     assert "duckrank: k must be a positive integer (or NULL for full depth); got '0'" in done.stderr
     assert done.stdout.strip() == ""

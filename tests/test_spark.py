@@ -20,7 +20,7 @@ import duckdb
 import pytest
 import spark_support
 import trec_adversarial
-from test_front_doors import (
+from front_door_cases import (
     GAIN_SETTING,
     RANKING,
     SETTINGS,
@@ -28,7 +28,7 @@ from test_front_doors import (
     cases_for,
     metric_cases,
 )
-from test_sql_trec_conformance import read_qrels, read_run
+from trec_files import read_qrels, read_run
 
 TOLERANCE = 1e-12
 ADVERSARIAL_SEEDS = range(6)

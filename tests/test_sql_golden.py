@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from oracles import pair_auc
 
 from duckrank._library import connect
+from duckrank.registry import METRICS
 
 
 @pytest.fixture(scope="module")
@@ -309,6 +310,15 @@ GOLDEN_ELSEWHERE = {"num_q": "test_counts", "gm_map": "test_geometric_mean_is_tr
                     **dict.fromkeys(("catalog_coverage", "distributional_coverage", "novelty", "diversity",
                                      "serendipity", "arp", "aplt", "aclt"), "test_beyond_accuracy_by_hand")}
 
+
+
+@pytest.mark.parametrize("name", list(METRICS))
+def test_every_metric_has_a_golden_case(name):
+    """Every registered measure has a hand-computed case: in EDGE_CASES, or the test GOLDEN_ELSEWHERE
+    names."""
+    golden = {macro for macro, _, _ in EDGE_CASES}
+    assert name in golden or GOLDEN_ELSEWHERE.get(name) in globals(), \
+        f"{name}: add a hand-computed case to EDGE_CASES in tests/test_sql_golden.py"
 
 @pytest.fixture
 def edge(con):

@@ -17,9 +17,8 @@ import math
 import re
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
+from trec_files import read_qrels, read_run
 
 # trec_eval measures printed in the golden files that duckrank deliberately does not compute.
 # Each is listed with the reason, so the omission is a decision and not an oversight.
@@ -37,21 +36,6 @@ CONFIGS = {
     "out.test.aqcM": ("qrels.test", "results.trunc", {"complete": "true", "max_rank": "100"}),
     "out.test.aql": ("qrels.rel_level", "results.test", {"rel_level": "2"}),
 }
-
-
-def read_qrels(path: Path) -> pd.DataFrame:
-    rows = [line.split()[:4] for line in path.read_text().splitlines() if line.strip()]
-    frame = pd.DataFrame(rows, columns=["query_id", "iteration", "doc_id", "relevance"])
-    frame["relevance"] = frame["relevance"].astype("int64")
-    return frame[["query_id", "doc_id", "relevance"]]
-
-
-def read_run(path: Path) -> pd.DataFrame:
-    # trec_eval ignores anything after the sixth field (results.trunc has junk there).
-    rows = [line.split()[:5] for line in path.read_text().splitlines() if line.strip()]
-    frame = pd.DataFrame(rows, columns=["query_id", "q0", "doc_id", "rank", "score"])
-    frame["score"] = frame["score"].astype(np.float32).astype(np.float64)
-    return frame[["query_id", "doc_id", "score"]]
 
 
 def read_expected(path: Path) -> dict[tuple[str, str], str]:

@@ -15,7 +15,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from duckrank._library import library_files
+from duckrank._library import GENERATED, library_files
 from duckrank.errors import OptionError
 
 _MACRO = re.compile(r"CREATE OR REPLACE MACRO duckrank\.(\w+)\((.*?)\) AS( TABLE)?\s*(.*?);\s*\nCOMMENT ON MACRO",
@@ -32,10 +32,10 @@ class Macro:
 
 @cache
 def macros() -> dict[str, Macro]:
-    """The hand-written macros of sql/ (the generated 60_measures.sql only wraps them)."""
+    """The hand-written macros of sql/ (the generated files only check options and wrap them)."""
     found = {}
     for path in library_files():
-        if path.name.startswith("60_"):
+        if path.name in GENERATED:
             continue
         for name, params, table, body in _MACRO.findall(path.read_text(encoding="utf-8")):
             found[name] = Macro(name, tuple(p.strip() for p in params.split(",") if p.strip()),
