@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import duckdb
 import numpy as np
@@ -32,9 +33,10 @@ import duckrank
 from duckrank._library import connect
 from duckrank._studentized_range import sf
 from duckrank.cli import main
+from duckrank.comparison import Comparison
 from duckrank.errors import InputError, OptionError
 
-ranx = pytest.importorskip("ranx")
+from executables import duckdb_shell
 
 # ---------------------------------------------------------------------------------------------
 # the studentized range distribution
@@ -163,31 +165,69 @@ def frames(qrels, runs):
     return qrels_frame, run_frames
 
 
+# ranx.compare with stat_test="tukey", in one process with numba's JIT off (its kernels as plain
+# Python: no compilation): per case, the means, every pair's p-value, and the letters its Report
+# writes as each run's superscript.
+RANX_COMPARE = r"""
+import json, sys
+from ranx import Qrels, Run, compare
+answers = []
+for case in json.load(sys.stdin):
+    report = compare(Qrels(case["qrels"]), [Run(run, name=name) for name, run in case["runs"].items()],
+                     case["metrics"], stat_test="tukey", max_p=0.05)
+    names, metrics = report.model_names, case["metrics"]
+    answers.append({
+        "means": report.results,
+        "p": {a: {b: {m: float(report.comparisons[a, b][m]["p_value"]) for m in metrics} for b in names if b != a}
+              for a in names},
+        "marks": {m: {run: report.get_superscript_for_latex(run, m) for run in names} for m in metrics}})
+print(json.dumps(answers))
+"""
+
+
+def ranx_tukey(*cases: tuple[dict, dict, list[str]]) -> list[dict]:
+    """ranx's answer for each (qrels, runs, metrics), at max_p 0.05."""
+    done = subprocess.run([sys.executable, "-c", RANX_COMPARE], input=json.dumps(
+        [{"qrels": qrels, "runs": runs, "metrics": metrics} for qrels, runs, metrics in cases]),
+        capture_output=True, text=True, env=dict(os.environ, NUMBA_DISABLE_JIT="1"), timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 # duckrank's spelling -> ranx's, the same numbers on tie-free runs
 MEASURES = {"P.5": "precision@5", "recip_rank": "mrr", "map": "map", "ndcg_cut.10": "ndcg@10"}
 SKILLS = {"mid": 1.0, "good": 2.2, "bad": 0.2, "same": 0.0, "close": 1.1}
+TWO_RUNS = ("mid", "good")
+
+
+class Case(NamedTuple):
+    ranx: dict  # ranx's answer for the runs
+    comparison: Comparison
+    qrels: dict
+    runs: dict
+    ranx_two_runs: dict  # ranx's answer for TWO_RUNS alone
 
 
 @pytest.fixture(scope="module")
-def against_ranx():
+def against_ranx() -> Case:
     qrels, runs = generated(11, SKILLS)
-    report = ranx.compare(ranx.Qrels(qrels), [ranx.Run(run, name=name) for name, run in runs.items()],
-                          list(MEASURES.values()), stat_test="tukey", max_p=0.05)
+    report, two_runs = ranx_tukey((qrels, runs, list(MEASURES.values())),
+                                  (qrels, {name: runs[name] for name in TWO_RUNS}, ["map"]))
     comparison = duckrank.compare(*frames(qrels, runs), list(MEASURES), test="tukey", permutations=0, bootstrap=0)
-    return report, comparison, qrels, runs
+    return Case(report, comparison, qrels, runs, two_runs)
 
 
 def test_p_tukey_equals_ranx(against_ranx):
-    report, comparison, _, _ = against_ranx
+    report, comparison = against_ranx.ranx, against_ranx.comparison
     rows = comparison.records()
     assert len(rows) == len(MEASURES) * len(SKILLS)
     for row in rows:
         metric = MEASURES[row["metric"]]
-        assert row["mean"] == pytest.approx(report.results[row["run"]][metric], abs=1e-12)
+        assert row["mean"] == pytest.approx(report["means"][row["run"]][metric], abs=1e-12)
         if row["is_baseline"]:
             assert row["p_tukey"] is None and row["significant"] is None
             continue
-        expected = report.comparisons["mid", row["run"]][metric]["p_value"]
+        expected = report["p"]["mid"][row["run"]][metric]
         assert row["p_tukey"] == pytest.approx(expected, abs=1e-9), (row["metric"], row["run"])
         assert row["p_adjusted"] == row["p_tukey"] and row["significant"] == (expected < 0.05)
     same = [row for row in rows if row["run"] == "same"]
@@ -196,15 +236,15 @@ def test_p_tukey_equals_ranx(against_ranx):
                                                                if not row["is_baseline"])
 
 
-def ranx_marks(report) -> dict[tuple[str, str], str]:
+def ranx_marks(report: dict) -> dict[tuple[str, str], str]:
     """{(duckrank measure, run): the letters ranx's Report writes as the run's superscript}."""
-    return {(measure, run): report.get_superscript_for_latex(run, metric)
-            for measure, metric in MEASURES.items() for run in report.model_names}
+    return {(measure, run): letters for measure, metric in MEASURES.items()
+            for run, letters in report["marks"][metric].items()}
 
 
 def test_beats_are_ranx_superscripts(against_ranx):
-    report, comparison, _, _ = against_ranx
-    letters = dict(zip(report.model_names, "abcdefghijklmnopqrstuvwxyz"))
+    report, comparison = against_ranx.ranx, against_ranx.comparison
+    letters = dict(zip(SKILLS, "abcdefghijklmnopqrstuvwxyz"))
     got = {(row["metric"], row["run"]): "".join(letters[run] for run in row["beats"])
            for row in comparison.records()}
     expected = ranx_marks(report)
@@ -221,7 +261,7 @@ def cli(*args):
 
 @pytest.fixture(scope="module")
 def files(against_ranx, tmp_path_factory):
-    _, _, qrels, runs = against_ranx
+    qrels, runs = against_ranx.qrels, against_ranx.runs
     folder = tmp_path_factory.mktemp("tukey")
     qrels_frame, run_frames = frames(qrels, runs)
     qrels_frame.to_parquet(folder / "qrels.parquet")
@@ -245,7 +285,7 @@ def table_marks(text: str, pattern: str, measure_column: int, run_column: int) -
 
 
 def test_cli_markdown_and_latex_mark_what_ranx_marks(against_ranx, files):
-    report = against_ranx[0]
+    report = against_ranx.ranx
     qrels, runs = files
     args = ["compare", qrels, *runs, *(a for m in MEASURES for a in ("-m", m)), "--test", "tukey",
             "--permutations", "0", "--bootstrap", "0"]
@@ -262,13 +302,13 @@ def test_cli_markdown_and_latex_mark_what_ranx_marks(against_ranx, files):
     lines = cli(*args, "-f", "jsonl").stdout.splitlines()
     records = [json.loads(line) for line in lines]
     assert {(r["metric"], r["run"].rsplit("/", 1)[-1].removesuffix(".parquet")): r["p_tukey"] for r in records} \
-        == pytest.approx({(m, run): (None if run == "mid" else report.comparisons["mid", run][MEASURES[m]]["p_value"])
+        == pytest.approx({(m, run): (None if run == "mid" else report["p"]["mid"][run][MEASURES[m]])
                           for m in MEASURES for run in SKILLS}, abs=1e-9)
 
 
 def test_report_page_marks_what_ranx_marks(against_ranx, files, tmp_path):
     pytest.importorskip("matplotlib")
-    report = against_ranx[0]
+    report = against_ranx.ranx
     qrels, runs = files
     page = tmp_path / "report.html"
     result = cli("report", qrels, *runs, *(a for m in MEASURES for a in ("-m", m)), "--test", "tukey",
@@ -291,7 +331,7 @@ def test_report_page_marks_what_ranx_marks(against_ranx, files, tmp_path):
 
 
 def test_tukey_segments_and_the_other_tests_leave_its_columns_empty(against_ranx):
-    qrels, runs = against_ranx[2], against_ranx[3]
+    qrels, runs = against_ranx.qrels, against_ranx.runs
     qrels_frame, run_frames = frames(qrels, runs)
     for frame in run_frames.values():
         frame["half"] = frame["query_id"].map(lambda q: "low" if q < "q15" else "high")
@@ -318,13 +358,11 @@ def test_tukey_takes_no_correction():
 
 
 def test_tukey_of_two_runs(against_ranx):
-    qrels, runs = against_ranx[2], against_ranx[3]
-    two = {name: runs[name] for name in ("mid", "good")}
+    qrels, runs = against_ranx.qrels, against_ranx.runs
+    two = {name: runs[name] for name in TWO_RUNS}
     comparison = duckrank.compare(*frames(qrels, two), ["map"], test="tukey", permutations=0, bootstrap=0)
     row = comparison.records()[1]
-    report = ranx.compare(ranx.Qrels(qrels), [ranx.Run(run, name=name) for name, run in two.items()], ["map"],
-                          stat_test="tukey", max_p=0.05)
-    assert row["p_tukey"] == pytest.approx(report.comparisons["mid", "good"]["map"]["p_value"], abs=1e-9)
+    assert row["p_tukey"] == pytest.approx(against_ranx.ranx_two_runs["p"]["mid"]["good"]["map"], abs=1e-9)
 
 
 def test_cli_bad_combinations_exit_2(files):
@@ -345,7 +383,7 @@ def test_cli_help_lists_tukey():
 
 
 def test_tukey_needs_two_common_queries(against_ranx):
-    qrels, runs = against_ranx[2], against_ranx[3]
+    qrels, runs = against_ranx.qrels, against_ranx.runs
     one = {q: qrels[q] for q in list(qrels)[:1]}
     with pytest.raises(InputError, match="only 1 query in common"):
         duckrank.compare(*frames(one, runs), ["map"], test="tukey", permutations=0, bootstrap=0)
@@ -354,9 +392,7 @@ def test_tukey_needs_two_common_queries(against_ranx):
 def test_the_duckdb_shell_gives_the_statistic_and_the_verdicts(tmp_path):
     """The documented shell path: duckrank.tukey_hsd's q, k, df; scipy's studentized range for p;
     duckrank.tukey_verdicts for p_tukey and beats."""
-    shell = shutil.which("duckdb") or str(Path(sys.executable).parent / "duckdb")
-    if not Path(shell).exists():
-        pytest.skip("the duckdb shell (duckdb-cli) is not installed")
+    shell = duckdb_shell()
     rng = np.random.default_rng(8)
     values = {"a": rng.random(40), "b": rng.random(40) + 0.3, "c": rng.random(40) * 0.9, "d": rng.random(40) + 0.25}
     frame = pd.DataFrame([("map", run, f"q{i:02d}", float(v)) for run, vs in values.items() for i, v in enumerate(vs)],
@@ -389,7 +425,7 @@ def test_the_duckdb_shell_gives_the_statistic_and_the_verdicts(tmp_path):
 
 
 def test_tukey_keeps_only_the_tables_the_comparison_reads(against_ranx):
-    qrels, runs = against_ranx[2], against_ranx[3]
+    qrels, runs = against_ranx.qrels, against_ranx.runs
 
     def tables(con) -> set[str]:
         return {name for (name,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
