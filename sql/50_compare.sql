@@ -471,10 +471,20 @@ COMMENT ON MACRO TABLE duckrank.tukey_hsd IS 'Tukey''s HSD statistic per group a
 -- alpha; beats, the runs whose mean this run's exceeds with p < alpha (ranx marks them with
 -- superscript letters), in the order of runs.
 CREATE OR REPLACE MACRO duckrank.tukey_verdicts(tukey_pairs, runs, baseline, alpha := 0.05) AS TABLE
-WITH pairs AS (
+WITH problems AS (
+    SELECT concat_ws(chr(10),
+        CASE WHEN baseline IS NULL OR NOT list_contains(runs, baseline)
+             THEN 'baseline ' || duckrank.show(baseline) || ' is not one of the runs ('
+                  || array_to_string(runs, ', ') || ')' END,
+        CASE WHEN alpha IS NULL OR NOT (alpha > 0 AND alpha < 1)
+             THEN 'alpha must be strictly between 0 and 1; got ' || duckrank.show(alpha) END) AS problem
+),
+guard AS (SELECT duckrank.raise_problems(problem) AS fired FROM problems),
+pairs AS (
     SELECT struct_pack(*COLUMNS(* EXCLUDE (run, other, n, k, df, mean, other_mean, q, p))) AS grp, run, other,
            mean, other_mean, p
     FROM query_table(CAST(tukey_pairs AS VARCHAR))
+    WHERE (SELECT count(fired) FROM guard) = 0
 ),
 verdicts AS (
     SELECT grp, run,

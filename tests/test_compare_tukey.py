@@ -137,6 +137,20 @@ def test_statistic_refuses_one_run_duplicates_and_nan(db):
         tukey_rows(db, bad)
 
 
+def test_verdicts_refuse_a_baseline_not_among_the_runs_and_a_bad_alpha(db):
+    pairs = pd.DataFrame([("m", "a", "b", 2, 2, 2, 0.5, 0.4, 1.0, 0.6)],
+                         columns=["metric", "run", "other", "n", "k", "df", "mean", "other_mean", "q", "p"])
+    db.register("tukey_tested", pairs)
+    try:
+        with pytest.raises(duckdb.Error, match=r"(?s)baseline 'c' is not one of the runs \(a, b\).*alpha must be "
+                                               r"strictly between 0 and 1; got '2'"):
+            db.execute("SELECT * FROM duckrank.tukey_verdicts('tukey_tested', ['a', 'b'], 'c', alpha := 2)").fetchall()
+        assert db.execute("SELECT run, p_tukey, significant, beats FROM duckrank.tukey_verdicts('tukey_tested', "
+                          "['a', 'b'], 'b')").fetchall() == [("a", 0.6, False, [])]
+    finally:
+        db.unregister("tukey_tested")
+
+
 # ---------------------------------------------------------------------------------------------
 # against ranx
 
