@@ -179,7 +179,13 @@ _LATEX_SPECIAL = {
 }
 
 
+class Latex(str):
+    """A cell already written in LaTeX (a superscript): the LaTeX writer leaves it unescaped."""
+
+
 def latex_escape(text: str) -> str:
+    if isinstance(text, Latex):
+        return text
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 

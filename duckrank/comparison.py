@@ -24,26 +24,26 @@ from typing import Any
 
 import duckdb
 
+from duckrank import _studentized_range
 from duckrank._library import connect, interruptible
 from duckrank._sql import quote_identifier
 from duckrank.errors import InputError, MeasureError, OptionError, quoted, quoted_path
 from duckrank.evaluation import Guest, Results, compute
 from duckrank.inputs import fresh_name
 from duckrank.measures import Measure, parse_measures
+from duckrank.registry import (
+    COMPARE_CORRECTIONS,
+    COMPARE_DEFAULTS,
+    COMPARE_MAX_REPLICATES,
+    COMPARE_SEED_RANGE,
+    COMPARE_TESTS,
+)
 
-CORRECTIONS = ("holm", "bh")
-TESTS = ("t", "randomization")
-DEFAULTS: dict[str, Any] = {"permutations": 10_000, "bootstrap": 10_000, "seed": 0, "confidence": 0.95,
-                            "alpha": 0.05, "correction": "holm", "test": "t"}
-# Replicates of the bootstrap and the randomization test: a million resolves p to 1e-6; more only
-# costs memory and time (2e9 filled 20 GB before it failed).
-MAX_REPLICATES = 1_000_000
-# A seed is a BIGINT in the SQL library (duckrank.replicate_key hashes it).
-SEED_RANGE = (-2 ** 63, 2 ** 63 - 1)
 # The result's columns after the segment columns, in order.
 COLUMNS = ("metric", "run", "is_baseline", "n", "mean", "mean_ci_low", "mean_ci_high", "diff", "ci_low", "ci_high",
-           "relative_change", "t", "df", "p_ttest", "p_randomization", "p_ttest_adjusted",
-           "p_randomization_adjusted", "p_adjusted", "significant", "wins", "ties", "losses", "effect_size", "note")
+           "relative_change", "t", "df", "p_ttest", "p_randomization", "p_tukey", "p_ttest_adjusted",
+           "p_randomization_adjusted", "p_adjusted", "significant", "beats", "wins", "ties", "losses", "effect_size",
+           "note")
 _RESERVED = {"metric", "metric_order", "run", "query_id", "value", *COLUMNS}
 _SHOWN_IDS = 5
 
@@ -108,13 +108,29 @@ class Comparison:
         return nested
 
 
+def run_letters(runs: list[str]) -> dict[str, str]:
+    """Each run's label in a Tukey table, as ranx gives them: a, b, c, ... in run order (then aa, ab, ...)."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    labels = [*letters, *(first + second for first in letters for second in letters)]
+    if len(runs) > len(labels):
+        raise OptionError(f"a Tukey table labels at most {len(labels)} runs with letters; got {len(runs)}")
+    return dict(zip(runs, labels))
+
+
+def beaten_letters(beats: list[str] | None, letters: dict[str, str]) -> str:
+    """The labels of the runs a run beats significantly (its `beats`): ranx's superscript, such as
+    'bd'; comma-separated once labels have two letters."""
+    labels = [letters[run] for run in beats or []]
+    return ("," if len(letters) > 26 else "").join(labels)
+
+
 def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """Validate the statistics options; report every bad one at once (the SQL checks them again)."""
     problems = []
     checked = dict(settings)
     for name in ("permutations", "bootstrap", "seed"):
         value = settings[name]
-        minimum, maximum = (SEED_RANGE if name == "seed" else (0, MAX_REPLICATES))
+        minimum, maximum = (COMPARE_SEED_RANGE if name == "seed" else (0, COMPARE_MAX_REPLICATES))
         if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
             shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}... ({len(repr(value))} digits)"
             problems.append(f"{name} must be a whole number from {minimum} to {maximum}; got {shown}")
@@ -124,12 +140,18 @@ def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
             problems.append(f"{name} must be a number strictly between 0 and 1; got {quoted(value)}")
         else:
             checked[name] = float(value)
-    for name, choices in (("correction", CORRECTIONS), ("test", TESTS)):
+    for name, choices in (("correction", tuple(COMPARE_CORRECTIONS)), ("test", tuple(COMPARE_TESTS))):
         value = settings[name]
         if isinstance(value, str) and value.lower() in choices:
             checked[name] = value.lower()
-        else:
+        elif not (name == "correction" and value is None):
             problems.append(f"{name} must be one of {', '.join(choices)}; got {quoted(value)}")
+    if checked["test"] == "tukey" and settings["correction"] is not None:
+        problems.append(f"correction {quoted(settings['correction'])} does not apply to test tukey: Tukey's HSD "
+                        "adjusts for every pair of runs itself; leave correction unset (it adjusts the t and "
+                        "randomization tests' p-values)")
+    if checked["correction"] is None:
+        checked["correction"] = COMPARE_DEFAULTS["correction"]
     if problems:
         raise OptionError("\n".join(problems))
     return checked
@@ -172,7 +194,7 @@ def resolve_baseline(baseline: Any, runs: list[str]) -> str:
 @interruptible
 def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, baseline: Any = None,
             permutations: int = 10_000, bootstrap: int = 10_000, seed: int = 0, confidence: float = 0.95,
-            alpha: float = 0.05, correction: str = "holm", test: str = "t", complete: bool = False,
+            alpha: float = 0.05, correction: str | None = None, test: str = "t", complete: bool = False,
             by: list[str] | str | None = None, run_names: list[str] | None = None,
             con: duckdb.DuckDBPyConnection | None = None, results: Results | None = None,
             **options: Any) -> Comparison:
@@ -182,14 +204,19 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
     with its percentile bootstrap interval (`bootstrap` replicates, level `confidence`); the
     difference from the baseline with its interval; the relative change; a paired t-test and a
     paired randomization (sign-flip) test with `permutations` replicates, both two-sided; their
-    p-values adjusted across all (run, measure) comparisons by `correction` (holm or bh) and the
-    adjusted p of `test` (t or randomization) compared with `alpha`; wins, ties and losses over
-    queries; and the effect size (mean difference / sd of the differences). `seed` makes every
-    random draw reproducible. `complete=True` scores a query a run did not answer as 0 instead of
+    p-values adjusted across all (run, measure) comparisons by `correction` (holm, the default, or
+    bh) and the adjusted p of `test` (t or randomization) compared with `alpha`; wins, ties and
+    losses over queries; and the effect size (mean difference / sd of the differences). `seed`
+    makes every random draw reproducible. `complete=True` scores a query a run did not answer as 0 instead of
     leaving it out. Other options (conventions, column names, formats, engine settings) are
     duckrank.compute's. `results` (on `con`) skips that evaluation: duckrank.compute's results
     for these measures, then num_ret, then any others, with the same options (duckrank.report
     evaluates its curves in the same pass).
+
+    test="tukey" runs Tukey's HSD over all runs instead, as ranx does (it takes no correction):
+    p_tukey, each run's p against the baseline, marks significance, and `beats` lists the runs each
+    run beats significantly (a higher mean, p < alpha), which the markdown and LaTeX tables mark
+    with ranx's letters. Other tests leave both columns NULL.
     """
     settings = _check_settings({"permutations": permutations, "bootstrap": bootstrap, "seed": seed,
                                 "confidence": confidence, "alpha": alpha, "correction": correction,
@@ -225,13 +252,29 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
         shown = ", ".join([*(quote_identifier(b) for b in segments), *COLUMNS])
         order = ", ".join([*(f"{quote_identifier(b)} NULLS LAST" for b in segments), "metric_order",
                            "list_position($runs, run)"])
+        tukey = settings["test"] == "tukey"
+        # the SQL tests t and randomization; with tukey its t-test verdict is replaced by Tukey's
+        sql_test = "'t'" if tukey else "$test"
+        rows = ("duckrank.compare($table, runs := $runs, baseline := $baseline, permutations := $permutations, "
+                "bootstrap := $bootstrap, seed := $seed, confidence := $confidence, correction := $correction, "
+                f"test := {sql_test}, alpha := $alpha)")
         try:
+            if tukey:
+                verdicts = _tukey_verdicts(con, per_query, names, base, settings["alpha"])
+                same = " AND ".join([*(f"v.{quote_identifier(b)} IS NOT DISTINCT FROM c.{quote_identifier(b)}"
+                                       for b in segments), "v.metric_order = c.metric_order", "v.run = c.run"])
+                rows = (f"(SELECT c.* REPLACE (v.p_tukey AS p_adjusted, v.significant AS significant), v.p_tukey, "
+                        f"v.beats FROM {rows} c LEFT JOIN {verdicts} v ON {same})")
+            else:
+                rows = (f"(SELECT *, CAST(NULL AS DOUBLE) AS p_tukey, CAST(NULL AS VARCHAR[]) AS beats "
+                        f"FROM {rows})")
             con.execute(
                 f"CREATE TEMP TABLE {table} AS SELECT row_number() OVER (ORDER BY {order}) AS row_order, {shown} "
-                "FROM duckrank.compare($table, runs := $runs, baseline := $baseline, permutations := $permutations, "
-                "bootstrap := $bootstrap, seed := $seed, confidence := $confidence, correction := $correction, "
-                "test := $test, alpha := $alpha)",
-                {"table": per_query, "runs": names, "baseline": base, **settings}).fetchall()
+                f"FROM {rows}",
+                {"table": per_query, "runs": names, "baseline": base,
+                 **{name: value for name, value in settings.items() if not (tukey and name == "test")}}).fetchall()
+            if tukey:
+                con.execute(f"DROP TABLE {verdicts}")
         except duckdb.Error as error:
             message = str(error)
             if "duckrank: " in message:
@@ -243,6 +286,28 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
         comparison.notes.extend(_row_notes(comparison))
         guest.keep(table, per_query)
         return comparison
+
+
+def _tukey_verdicts(con: duckdb.DuckDBPyConnection, per_query: str, runs: list[str], baseline: str,
+                    alpha: float) -> str:
+    """A table of duckrank.tukey_verdicts: the SQL computes each pair's studentized range statistic,
+    Python its p-value (DuckDB has no normal CDF to integrate), the SQL the verdicts."""
+    pairs, p_values, verdicts = fresh_name("tukey_pairs"), fresh_name("tukey_p"), fresh_name("tukey_verdicts")
+    con.execute(f"CREATE TEMP TABLE {pairs} AS SELECT * FROM duckrank.tukey_hsd($table, runs := $runs)",
+                {"table": per_query, "runs": runs}).fetchall()
+    con.execute(f"CREATE TEMP TABLE {p_values} (q DOUBLE, k BIGINT, df BIGINT, p DOUBLE)")
+    found = con.execute(f"SELECT DISTINCT q, k, df FROM {pairs} WHERE q IS NOT NULL").fetchall()
+    if found:
+        con.executemany(f"INSERT INTO {p_values} VALUES (?, ?, ?, ?)",
+                        [(q, k, df, _studentized_range.sf(q, k, df)) for q, k, df in found])
+    tested = fresh_name("tukey_tested")
+    con.execute(f"CREATE TEMP TABLE {tested} AS SELECT t.*, v.p FROM {pairs} t LEFT JOIN {p_values} v "
+                "ON v.q = t.q AND v.k = t.k AND v.df = t.df").fetchall()
+    con.execute(f"CREATE TEMP TABLE {verdicts} AS SELECT * FROM duckrank.tukey_verdicts($tested, $runs, $baseline, "
+                "alpha := $alpha)", {"tested": tested, "runs": runs, "baseline": baseline, "alpha": alpha}).fetchall()
+    for name in (pairs, p_values, tested):
+        con.execute(f"DROP TABLE {name}")
+    return verdicts
 
 
 def _per_query_table(con: duckdb.DuckDBPyConnection, results: str, presence: int, by: list[str],

@@ -201,6 +201,20 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in [
                ("--duplicates",), "POLICY"),
 ]}
 
+# compare's tests (the one whose p marks significance) and multiple-testing corrections, each with
+# the name legends give it. Tukey's HSD compares every pair of runs at once and so adjusts for the
+# family itself: it takes no correction.
+COMPARE_TESTS = {"t": "paired t-test", "randomization": "paired randomization test", "tukey": "Tukey's HSD"}
+COMPARE_CORRECTIONS = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg"}
+# compare's statistics settings (duckrank.compare's keywords, the CLI's options) and their defaults.
+COMPARE_DEFAULTS: dict[str, Any] = {"permutations": 10_000, "bootstrap": 10_000, "seed": 0, "confidence": 0.95,
+                                    "alpha": 0.05, "correction": "holm", "test": "t"}
+# Replicates of the bootstrap and the randomization test: a million resolves p to 1e-6; more only
+# costs memory and time (2e9 filled 20 GB before it failed).
+COMPARE_MAX_REPLICATES = 1_000_000
+# A seed is a BIGINT in the SQL library (duckrank.replicate_key hashes it).
+COMPARE_SEED_RANGE = (-2 ** 63, 2 ** 63 - 1)
+
 # What duckrank.ranked reads beside the conventions: the measure options that change the ranking
 # relation (gains, ERR's top grade), and whether it may leave out the unjudged docs.
 RANKED_OPTIONS = ("gain", "gain_map", "g_max")

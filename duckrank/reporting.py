@@ -27,14 +27,13 @@ import duckdb
 from duckrank import __version__
 from duckrank._library import connect, interruptible
 from duckrank._sql import literal, quote_identifier
-from duckrank.comparison import DEFAULTS as COMPARE_DEFAULTS
-from duckrank.comparison import Comparison, _check_measures, compare, resolve_baseline
+from duckrank.comparison import Comparison, _check_measures, beaten_letters, compare, resolve_baseline, run_letters
 from duckrank.errors import OptionError
 from duckrank.evaluation import Results, compute, tagged_names
 from duckrank.inputs import fresh_name, read_table
 from duckrank.measures import parse_measures
 from duckrank.peer_inputs import runs_and_names
-from duckrank.registry import CONVENTIONS, RECALL_LEVELS
+from duckrank.registry import COMPARE_CORRECTIONS, COMPARE_DEFAULTS, COMPARE_TESTS, CONVENTIONS, RECALL_LEVELS
 
 DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")  # compare's
 KINDS = ("pr", "cutoff", "per-query", "diff", "distribution", "segments")
@@ -474,25 +473,38 @@ class Report:
                     f"id=\"summary-table\"><thead>{head}</thead><tbody>{body}</tbody></table></div><p class=\"note\">One run: means over its "
                     "queries; the comparison with a baseline needs two or more runs.</p></section>")
         s = data.settings
+        tukey = s["test"] == "tukey"
+        letters = run_letters(data.runs) if tukey else {}
         level = f"{s['confidence'] * 100:g}%"
-        head = ("<tr><th class=\"text\">measure</th><th class=\"text\">run</th><th>n</th><th>mean</th><th>mean " + level + " CI</th><th>diff</th>"
-                "<th>diff " + level + " CI</th><th>change</th><th>p adj</th><th>W/T/L</th></tr>")
+        head = ("<tr><th class=\"text\">measure</th>" + ("<th class=\"text\">#</th>" if tukey else "")
+                + "<th class=\"text\">run</th><th>n</th><th>mean</th><th>mean " + level + " CI</th><th>diff</th>"
+                "<th>diff " + level + " CI</th><th>change</th><th>" + ("p (Tukey)" if tukey else "p adj")
+                + "</th><th>W/T/L</th></tr>")
         body = []
         for row in data.comparison_rows:
             run = html.escape(str(row["run"])) + (" <small>(baseline)</small>" if row["is_baseline"] else "")
             record = "" if row["wins"] is None else f"{row['wins']}/{row['ties']}/{row['losses']}"
             significant = " class=\"significant\"" if row["significant"] else ""
+            marks = beaten_letters(row["beats"], letters)
+            superscript = f"<sup data-name=\"beats\">{marks}</sup>" if marks else ""
+            label = f"<td class=\"run\">{letters[row['run']]}</td>" if tukey else ""
             body.append(
-                f"<tr{significant}><th scope=\"row\">{html.escape(row['metric'])}</th><td class=\"run\">{run}</td>"
-                f"{_cell(row['n'], 'count', 'n')}{_cell(row['mean'], name='mean')}"
+                f"<tr{significant}><th scope=\"row\">{html.escape(row['metric'])}</th>{label}"
+                f"<td class=\"run\">{run}</td>"
+                f"{_cell(row['n'], 'count', 'n')}"
+                f"{_cell(row['mean'], name='mean', mark=superscript)}"
                 f"{_interval(row['mean_ci_low'], row['mean_ci_high'], 'mean_ci')}"
                 f"{_cell(row['diff'], 'signed', 'diff', mark='*' if row['significant'] else '')}"
                 f"{_interval(row['ci_low'], row['ci_high'], 'ci', signed=True)}"
                 f"{_cell(row['relative_change'], 'percent', 'relative_change')}"
                 f"{_cell(row['p_adjusted'], 'p', 'p_adjusted')}<td class=\"wtl\">{record}</td></tr>")
-        tests = {"t": "paired t-test", "randomization": "paired randomization test"}
-        corrections = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg"}
-        legend = (f"* adjusted p &lt; {s['alpha']:g} ({tests[s['test']]}, {corrections[s['correction']]}); baseline "
+        if tukey:
+            verdict = (f"* p &lt; {s['alpha']:g} (Tukey's HSD over all {len(data.runs)} runs); superscripts: the "
+                       f"letters (#) of the runs a mean beats at p &lt; {s['alpha']:g} by Tukey's HSD")
+        else:
+            verdict = (f"* adjusted p &lt; {s['alpha']:g} ({COMPARE_TESTS[s['test']]}, "
+                       f"{COMPARE_CORRECTIONS[s['correction']]})")
+        legend = (f"{verdict}; baseline "
                   f"{html.escape(data.baseline or '')}; CIs: percentile bootstrap, {s['bootstrap']} replicates; "
                   f"randomization test: {s['permutations']} sign flips; seed {s['seed']}. "
                   "Numbers from duckrank compare, over the queries every run answered.")

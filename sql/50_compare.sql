@@ -396,3 +396,104 @@ FROM (SELECT * FROM rows
       SELECT grp, g, run_order, run, is_baseline, 0 AS n FROM empty_groups)
 ORDER BY g, run_order;
 COMMENT ON MACRO TABLE duckrank.compare IS 'compare runs per (measure, segment) on a per-query table (run, query_id, value, grouping columns): mean, diff, bootstrap CIs, paired t-test, randomization test, Holm/BH-adjusted p, wins/ties/losses, effect size';
+
+-- ---------------------------------------------------------------------------------------------
+-- Tukey's HSD
+
+-- Tukey's honestly significant difference over all runs at once, per group, as ranx computes it
+-- (scipy.stats.tukey_hsd; Tukey 1949, Kramer 1956): each run's values on the queries every run
+-- scored are one sample, unpaired; with k runs of n queries each,
+--     mse = the mean of the runs' sample variances (the pooled within-run variance),
+--     q   = |mean - other_mean| / sqrt(mse / n),   df = k n - k,
+-- and the p-value is P(Q >= q) for Q studentized-range distributed with (k, df). DuckDB has no
+-- normal CDF to integrate that distribution with: duckrank computes it in Python
+-- (duckrank/_studentized_range.py), a shell with scipy.stats.studentized_range.sf(q, k, df).
+-- mse = 0 makes q infinite (p = 0) for different means and NULL for equal ones.
+--
+-- One row per group and ordered pair of different runs: the grouping columns, run, other, n, k,
+-- df, mean, other_mean, q. Arguments: runs (default every run, sorted by name).
+CREATE OR REPLACE MACRO duckrank.tukey_hsd(per_query, runs := NULL) AS TABLE
+WITH
+source AS (
+    SELECT struct_pack(*COLUMNS(* EXCLUDE (run, query_id, value))) AS grp, CAST(run AS VARCHAR) AS run,
+           query_id, CAST(value AS DOUBLE) AS value
+    FROM query_table(CAST(per_query AS VARCHAR))
+),
+settings AS (
+    SELECT CAST(coalesce(runs, (SELECT list(DISTINCT run ORDER BY run) FROM source)) AS VARCHAR[]) AS names
+),
+problems AS (
+    SELECT concat_ws(chr(10),
+        CASE WHEN len(names) < 2
+             THEN 'Tukey''s HSD needs at least two runs; got ' || len(names) || ': ' || array_to_string(names, ', ')
+             END,
+        (SELECT 'run ' || duckrank.show(run) || ' has ' || copies || ' values for query ' || duckrank.show(query_id)
+                || ' in one group; the per-query table needs one value per (group, run, query)'
+         FROM (SELECT run, query_id, count(*) AS copies FROM source GROUP BY grp, run, query_id HAVING count(*) > 1)
+         LIMIT 1),
+        (SELECT 'run ' || duckrank.show(run) || ' has the value ' || CAST(value AS VARCHAR) || ' for query '
+                || duckrank.show(query_id) || '; Tukey''s HSD needs finite values'
+         FROM source WHERE NOT isfinite(value) LIMIT 1)) AS problem
+    FROM settings
+),
+guard AS (SELECT duckrank.raise_problems(problem) AS fired FROM problems),
+scored AS (
+    SELECT dense_rank() OVER (ORDER BY s.grp) AS g, s.grp, s.run, s.query_id, s.value,
+           list_position(settings.names, s.run) AS run_order
+    FROM source s, settings
+    WHERE s.value IS NOT NULL AND list_contains(settings.names, s.run) AND (SELECT count(fired) FROM guard) = 0
+),
+common AS (
+    SELECT g, query_id FROM scored GROUP BY g, query_id HAVING count(*) = (SELECT len(names) FROM settings)
+),
+-- each run's mean and variance from a list in query order (the same bits on any thread count)
+samples AS (
+    SELECT s.g, any_value(s.grp) AS grp, s.run, any_value(s.run_order) AS run_order, count(*) AS n,
+           list_avg(list(s.value ORDER BY s.query_id)) AS mean,
+           list_var_samp(list(s.value ORDER BY s.query_id)) AS variance
+    FROM scored s SEMI JOIN common c ON c.g = s.g AND c.query_id = s.query_id
+    GROUP BY s.g, s.run
+),
+pooled AS (
+    SELECT g, count(*) AS k, any_value(n) AS n, list_avg(list(variance ORDER BY run_order)) AS mse
+    FROM samples GROUP BY g
+)
+SELECT unnest(a.grp), a.run, b.run AS other, p.n, p.k, p.k * p.n - p.k AS df, a.mean, b.mean AS other_mean,
+       CASE WHEN p.n < 2 THEN NULL
+            WHEN p.mse > 0 THEN abs(a.mean - b.mean) / sqrt(p.mse / p.n)
+            WHEN a.mean <> b.mean THEN CAST('inf' AS DOUBLE) END AS q
+FROM samples a JOIN samples b ON b.g = a.g AND b.run <> a.run JOIN pooled p ON p.g = a.g
+ORDER BY a.g, a.run_order, b.run_order;
+COMMENT ON MACRO TABLE duckrank.tukey_hsd IS 'Tukey''s HSD statistic per group and pair of runs on a per-query table (run, query_id, value, grouping columns): n, k, df, means and q; p = the studentized range sf(q, k, df)';
+
+-- Tukey's verdicts per group and run, from tukey_hsd's rows with a p column (p = sf(q, k, df)):
+-- p_tukey, the p-value against the baseline (NULL for the baseline itself); significant, p_tukey <
+-- alpha; beats, the runs whose mean this run's exceeds with p < alpha (ranx marks them with
+-- superscript letters), in the order of runs.
+CREATE OR REPLACE MACRO duckrank.tukey_verdicts(tukey_pairs, runs, baseline, alpha := 0.05) AS TABLE
+WITH problems AS (
+    SELECT concat_ws(chr(10),
+        CASE WHEN baseline IS NULL OR NOT list_contains(runs, baseline)
+             THEN 'baseline ' || duckrank.show(baseline) || ' is not one of the runs ('
+                  || array_to_string(runs, ', ') || ')' END,
+        CASE WHEN alpha IS NULL OR NOT (alpha > 0 AND alpha < 1)
+             THEN 'alpha must be strictly between 0 and 1; got ' || duckrank.show(alpha) END) AS problem
+),
+guard AS (SELECT duckrank.raise_problems(problem) AS fired FROM problems),
+pairs AS (
+    SELECT struct_pack(*COLUMNS(* EXCLUDE (run, other, n, k, df, mean, other_mean, q, p))) AS grp, run, other,
+           mean, other_mean, p
+    FROM query_table(CAST(tukey_pairs AS VARCHAR))
+    WHERE (SELECT count(fired) FROM guard) = 0
+),
+verdicts AS (
+    SELECT grp, run,
+           any_value(p) FILTER (WHERE other = baseline) AS p_tukey,
+           coalesce(list(other ORDER BY list_position(runs, other)) FILTER (WHERE p < alpha AND mean > other_mean),
+                    CAST([] AS VARCHAR[])) AS beats
+    FROM pairs GROUP BY grp, run
+)
+SELECT unnest(grp), run, CASE WHEN run <> baseline THEN p_tukey END AS p_tukey,
+       CASE WHEN run <> baseline THEN p_tukey < alpha END AS significant, beats
+FROM verdicts;
+COMMENT ON MACRO TABLE duckrank.tukey_verdicts IS 'per group and run, from duckrank.tukey_hsd''s pairs with their p: p_tukey against the baseline, significant (p_tukey < alpha), and beats, the runs it beats significantly';

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from duckrank import _output as output
+from duckrank import registry
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     DEFAULT_COMPARED,
@@ -40,11 +41,7 @@ from duckrank.cli.common import (
 )
 
 FORMATS = NON_TREC_FORMATS
-# duckrank.comparison.MAX_REPLICATES, without importing duckdb for --help
-MAX_REPLICATES = 1_000_000
-SEED_MAX = 2 ** 63 - 1  # duckrank.comparison.SEED_RANGE: a BIGINT
-CORRECTION_NAMES = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg"}
-TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"}
+DEFAULTS = registry.COMPARE_DEFAULTS
 
 
 @click.command("compare", context_settings=CONTEXT_SETTINGS)
@@ -55,16 +52,25 @@ TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test"
                    f"lists). Default: {', '.join(DEFAULT_COMPARED)}.")
 @click.option("--baseline", metavar="RUN", help="The run the others are compared with: its path, file name or "
                                                 "stem (default: the first run).")
-@click.option("--permutations", metavar="N", help="Sign flips of the randomization test (default 10000; 0 skips it).")
-@click.option("--bootstrap", metavar="N", help="Bootstrap replicates for the intervals (default 10000; 0 skips them).")
-@click.option("--seed", metavar="N", help="Seed of every random draw (default 0): same seed, same numbers.")
-@click.option("--confidence", metavar="LEVEL", help="Level of the bootstrap intervals (default 0.95).")
-@click.option("--alpha", metavar="A", help="Significance level for marking differences (default 0.05).")
+@click.option("--permutations", metavar="N", help=f"Sign flips of the randomization test (default "
+                                                 f"{DEFAULTS['permutations']}; 0 skips it).")
+@click.option("--bootstrap", metavar="N", help=f"Bootstrap replicates for the intervals (default "
+                                              f"{DEFAULTS['bootstrap']}; 0 skips them).")
+@click.option("--seed", metavar="N", help=f"Seed of every random draw (default {DEFAULTS['seed']}): same seed, "
+                                         "same numbers.")
+@click.option("--confidence", metavar="LEVEL", help=f"Level of the bootstrap intervals (default "
+                                                   f"{DEFAULTS['confidence']}).")
+@click.option("--alpha", metavar="A", help=f"Significance level for marking differences (default {DEFAULTS['alpha']}).")
 @click.option("--correction", metavar="METHOD",
-              help="Multiple-comparison correction over all (run, measure) comparisons: holm "
-                   "(Holm-Bonferroni, default) or bh (Benjamini-Hochberg).")
+              help="Multiple-comparison correction of the t and randomization tests over all (run, measure) "
+                   "comparisons: " + ", ".join(f"{name} ({what})" for name, what in
+                                               registry.COMPARE_CORRECTIONS.items()) + f"; default "
+                   f"{DEFAULTS['correction']}.")
 @click.option("--test", metavar="TEST",
-              help="The test whose adjusted p marks significance: t (paired t-test, default) or randomization.")
+              help="The test whose p marks significance: " + ", ".join(
+                  f"{name} ({what})" for name, what in registry.COMPARE_TESTS.items()) + f"; default {DEFAULTS['test']}. "
+                   "tukey compares every pair of runs (no --correction) and marks, in markdown and LaTeX, the "
+                   "runs each run beats with their letters, as ranx does.")
 @click.option("--by", "segments", multiple=True, metavar="COL",
               help="Compare per value of COL, a column of the runs such as country or device; repeatable.")
 @convention_options(also={"complete": ("--complete",)},
@@ -89,6 +95,7 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
       duckrank compare qrels.txt bm25.txt dense.txt -m map -m ndcg_cut.10
       duckrank compare qrels.parquet a.parquet b.parquet c.parquet --baseline b --correction bh
       duckrank compare qrels.parquet a.parquet b.parquet -m P.10 --by country -f jsonl -o cmp.jsonl
+      duckrank compare qrels.txt a.txt b.txt c.txt d.txt --test tukey -f latex
 
     Runs are compared on the queries every run answered (the queries left out are listed);
     --complete scores a missing query as 0 instead. Exit status: 0 success, 1 a data
@@ -98,13 +105,13 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
     if not runs:  # one run file may hold several runs in its run_id column
         problems.add("compare needs QRELS and at least two runs (RUN1 RUN2 [RUN ...])")
     settings: dict[str, Any] = {
-        "permutations": problems.integer("--permutations", permutations, 0, MAX_REPLICATES),
-        "bootstrap": problems.integer("--bootstrap", bootstrap, 0, MAX_REPLICATES),
-        "seed": problems.integer("--seed", seed, 0, SEED_MAX),
+        "permutations": problems.integer("--permutations", permutations, 0, registry.COMPARE_MAX_REPLICATES),
+        "bootstrap": problems.integer("--bootstrap", bootstrap, 0, registry.COMPARE_MAX_REPLICATES),
+        "seed": problems.integer("--seed", seed, 0, registry.COMPARE_SEED_RANGE[1]),
         "confidence": problems.fraction("--confidence", confidence),
         "alpha": problems.fraction("--alpha", alpha),
-        "correction": problems.choice("--correction", correction, ("holm", "bh")),
-        "test": problems.choice("--test", test, ("t", "randomization")),
+        "correction": problems.choice("--correction", correction, tuple(registry.COMPARE_CORRECTIONS)),
+        "test": problems.choice("--test", test, tuple(registry.COMPARE_TESTS)),
     }
     conventions = read_conventions(problems, conventions)
     run_fmt = problems.choice("--run-format", run_format, INPUT_FORMATS)
@@ -184,13 +191,27 @@ def _interval(low: Any, high: Any, signed: bool = False) -> str:
     return f"[{_number(low, signed)}, {_number(high, signed)}]"
 
 
+def _mean_cell(mean: Any, marks: str, fmt: str) -> str:
+    """The mean with the labels of the runs it beats significantly as a superscript, as ranx writes them."""
+    text = _number(mean)
+    if not marks:
+        return text
+    if fmt == "latex":
+        return output.Latex(f"{text}$^{{{marks}}}$")
+    return f"{text}<sup>{marks}</sup>" if fmt == "markdown" else f"{text}^{marks}"
+
+
 def _write_human(result, fmt: str, rows: list[dict[str, Any]], stream) -> None:
+    from duckrank.comparison import beaten_letters, run_letters
+
     settings = result.settings
+    tukey = settings["test"] == "tukey"
+    letters = run_letters(result.runs) if tukey else {}
     level = f"{settings['confidence'] * 100:g}%"
     by = list(result.by)
-    columns = [*by, "metric", "run", "mean", f"mean {level} CI", "diff", f"diff {level} CI", "change", "p (t)",
-               "p (rand)", "p adj", "W/T/L", "effect"]
-    align = ["l"] * (len(by) + 2) + ["r"] * 10
+    columns = [*by, "metric", *(["#"] if tukey else []), "run", "mean", f"mean {level} CI", "diff",
+               f"diff {level} CI", "change", "p (t)", "p (rand)", "p (Tukey)" if tukey else "p adj", "W/T/L", "effect"]
+    align = ["l"] * (len(by) + 2 + tukey) + ["r"] * 10
     cells = []
     for row in rows:
         diff = _number(row["diff"], signed=True)
@@ -199,16 +220,25 @@ def _write_human(result, fmt: str, rows: list[dict[str, Any]], stream) -> None:
         change = "" if row["relative_change"] is None else f"{row['relative_change'] * 100:+.1f}%"
         record = "" if row["wins"] is None else f"{row['wins']}/{row['ties']}/{row['losses']}"
         run = f"{row['run']} (baseline)" if row["is_baseline"] else str(row["run"])
-        cells.append([*("" if row[b] is None else str(row[b]) for b in by), str(row["metric"]), run,
-                      _number(row["mean"]), _interval(row["mean_ci_low"], row["mean_ci_high"]), diff,
+        mean = _mean_cell(row["mean"], beaten_letters(row["beats"], letters), fmt) if tukey else _number(row["mean"])
+        cells.append([*("" if row[b] is None else str(row[b]) for b in by), str(row["metric"]),
+                      *([letters[row["run"]]] if tukey else []), run,
+                      mean, _interval(row["mean_ci_low"], row["mean_ci_high"]), diff,
                       _interval(row["ci_low"], row["ci_high"], signed=True), change, _p(row["p_ttest"]),
                       _p(row["p_randomization"]), _p(row["p_adjusted"]),
                       record, _number(row["effect_size"], signed=True)])
     output.write_human(fmt, columns, cells, stream, align)
-    comparisons = sum(1 for row in rows if row["p_adjusted"] is not None)
-    legend = (f"* adjusted p < {settings['alpha']:g} ({TEST_NAMES[settings['test']]}, "
-              f"{CORRECTION_NAMES[settings['correction']]} over {comparisons} comparison"
-              f"{'' if comparisons == 1 else 's'}); baseline {result.baseline}; CIs: percentile bootstrap, "
+    if tukey:
+        family = f"Tukey's HSD over all {len(result.runs)} runs"
+        marks = (f"; superscripts: the letters (#) of the runs a mean beats at p < {settings['alpha']:g} by "
+                 "Tukey's HSD")
+    else:
+        comparisons = sum(1 for row in rows if row["p_adjusted"] is not None)
+        family = (f"{registry.COMPARE_TESTS[settings['test']]}, {registry.COMPARE_CORRECTIONS[settings['correction']]}"
+                  f" over {comparisons} comparison{'' if comparisons == 1 else 's'}")
+        marks = ""
+    legend = (f"* {'p' if tukey else 'adjusted p'} < {settings['alpha']:g} ({family}){marks}; baseline "
+              f"{result.baseline}; CIs: percentile bootstrap, "
               f"{settings['bootstrap']} replicates; randomization test: {settings['permutations']} sign flips; "
               f"effect = diff / sd of per-query differences; seed {settings['seed']}")
     notes = [f"Note: {clean_message(note)}" for note in result.notes]

@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from duckrank import registry
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     DEFAULT_COMPARED,
@@ -38,6 +39,7 @@ from duckrank.cli.common import (
     read_measures,
 )
 
+DEFAULTS = registry.COMPARE_DEFAULTS
 INSTALL_HINT = "plots need matplotlib, an optional extra: pip install 'duckrank[plot]'"
 
 
@@ -68,14 +70,22 @@ def report_options(function: Callable) -> Callable:
                                                        "or stem (default: the first run)."),
         click.option("--by", "segments", metavar="COL",
                      help="Also show the per-query distributions per value of COL, a column of the runs."),
-        click.option("--permutations", metavar="N", help="Sign flips of the randomization test (default 10000)."),
-        click.option("--bootstrap", metavar="N", help="Bootstrap replicates for the intervals (default 10000)."),
-        click.option("--seed", metavar="N", help="Seed of every random draw (default 0)."),
-        click.option("--confidence", metavar="LEVEL", help="Level of the bootstrap intervals (default 0.95)."),
-        click.option("--alpha", metavar="A", help="Significance level (default 0.05)."),
-        click.option("--correction", metavar="METHOD", help="holm (default) or bh."),
-        click.option("--test", metavar="TEST", help="t (default) or randomization: whose adjusted p marks "
-                                                    "significance."),
+        click.option("--permutations", metavar="N", help=f"Sign flips of the randomization test (default "
+                                                         f"{DEFAULTS['permutations']})."),
+        click.option("--bootstrap", metavar="N", help=f"Bootstrap replicates for the intervals (default "
+                                                      f"{DEFAULTS['bootstrap']})."),
+        click.option("--seed", metavar="N", help=f"Seed of every random draw (default {DEFAULTS['seed']})."),
+        click.option("--confidence", metavar="LEVEL", help=f"Level of the bootstrap intervals (default "
+                                                           f"{DEFAULTS['confidence']})."),
+        click.option("--alpha", metavar="A", help=f"Significance level (default {DEFAULTS['alpha']})."),
+        click.option("--correction", metavar="METHOD",
+                     help=" or ".join(registry.COMPARE_CORRECTIONS) + f" (default {DEFAULTS['correction']}): the t "
+                          "and randomization tests' correction."),
+        click.option("--test", metavar="TEST",
+                     help=", ".join(registry.COMPARE_TESTS) + f" (default {DEFAULTS['test']}): whose p marks "
+                          "significance; tukey "
+                          "(Tukey's HSD over all runs, no --correction) also marks each mean with the letters of the "
+                          "runs it beats."),
         convention_options(also={"complete": ("--complete",)}),
         column_options,
         click.option("--run-format", metavar="FORMAT",
@@ -97,8 +107,8 @@ def read_request(problems: Problems, request: dict[str, Any], inputs: list[str])
         "seed": problems.integer("--seed", request["seed"], 0),
         "confidence": problems.fraction("--confidence", request["confidence"]),
         "alpha": problems.fraction("--alpha", request["alpha"]),
-        "correction": problems.choice("--correction", request["correction"], ("holm", "bh")),
-        "test": problems.choice("--test", request["test"], ("t", "randomization")),
+        "correction": problems.choice("--correction", request["correction"], tuple(registry.COMPARE_CORRECTIONS)),
+        "test": problems.choice("--test", request["test"], tuple(registry.COMPARE_TESTS)),
     }
     conventions = read_conventions(problems, request["conventions"])
     run_fmt = problems.choice("--run-format", request["run_format"], INPUT_FORMATS)
