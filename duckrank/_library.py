@@ -47,9 +47,8 @@ REPLACE_SCHEMA = "DROP SCHEMA IF EXISTS duckrank CASCADE;\n"
 
 @cache
 def install_sql() -> str:
-    """The script that installs the library in a database (`duckrank sql | duckdb my.db`): schema
-    duckrank dropped with whatever an older library left in it, then every macro. load() runs
-    library_sql() alone: on a caller's connection (con=) it must not drop a schema it did not make."""
+    """The script that installs the library in a database (`duckrank sql | duckdb my.db`, load()):
+    schema duckrank dropped with whatever an older library left in it, then every macro."""
     return REPLACE_SCHEMA + library_sql()
 
 
@@ -81,16 +80,30 @@ def library_digest() -> str:
     return hashlib.sha256(library_sql().encode()).hexdigest()[:16]
 
 
-def load(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """Create (or replace) schema `duckrank` and every macro in `con`; harmless to repeat, and
-    free when this very library is loaded already."""
+def _loaded(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `con` holds this very library, as load() left it."""
     try:
-        if con.execute("SELECT duckrank.library_digest()").fetchall()[0][0] == library_digest():
-            return con
+        return con.execute("SELECT duckrank.library_digest()").fetchall()[0][0] == library_digest()
     except duckdb.Error:
-        pass  # not loaded, or an older library: (re)load it
-    con.execute(library_sql()).fetchall()  # one script: a fraction of the cost of a call per file
-    con.execute(f"CREATE OR REPLACE MACRO duckrank.library_digest() AS '{library_digest()}'").fetchall()
+        return False  # not loaded, or an older library
+
+
+def load(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Install the library in `con` as `duckrank sql` and `.read sql/duckrank.sql` do: schema
+    `duckrank` replaced whole (an older library's macros go, and so would anything else kept in it),
+    then every macro. Harmless to repeat, and free when this very library is loaded already."""
+    if not _loaded(con):
+        con.execute(install_sql()).fetchall()  # one script: a fraction of the cost of a call per file
+        con.execute(f"CREATE OR REPLACE MACRO duckrank.library_digest() AS '{library_digest()}'").fetchall()
+    return con
+
+
+def load_as_guest(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Every macro in the caller's `con` (evaluate(con=)), dropping nothing: a schema `duckrank` the
+    caller made stays with what is in it, and evaluation.Guest removes what the call added. The
+    digest is left as it was, so that a later load() still replaces an older library's leftovers."""
+    if not _loaded(con):
+        con.execute(library_sql()).fetchall()
     return con
 
 

@@ -23,7 +23,7 @@ from duckrank._library import (
     holds_library,
     interruptible,
     library_digest,
-    load,
+    load_as_guest,
     shared_cursor,
 )
 from duckrank._sql import literal as sql_text
@@ -757,7 +757,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     if segment_table is not None and not segments:
         raise OptionError("segments= is a table of query attributes: name the columns to score by with by=")
     if con is not None:
-        con = con if holds_library(con) else load(con)
+        con = con if holds_library(con) else load_as_guest(con)
     elif threads is None and memory_limit is None and temp_dir is None:
         con = shared_cursor()
     else:  # engine settings are the database's: a private one, so no other call inherits them
