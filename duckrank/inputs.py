@@ -825,7 +825,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                 raise InputError(f"{label}: column {quoted(given)} holds {column_type}, but {std} must be numeric; "
                                  f"cast it{hint}")
             if std == "score" and not column_type.upper().startswith(_HELD_BY_DOUBLE):
-                _check_scores_held(con, relation, label, quote_identifier(mapping["query_id"]), expression, given)
+                _check_scores_held(con, relation, kind, label, quote_identifier(mapping["query_id"]), expression, given)
             expression = f"CAST({expression} AS DOUBLE)"
             if std == "score" and given == "rank" and not columns.get("score"):  # rank 1 is the best
                 expression = f"-{expression}"
@@ -854,18 +854,21 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                   inner_view, read.given)
 
 
-def _check_scores_held(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,
+def _check_scores_held(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, kind: str, label: str,
                        query_id: str, score: str, column: str) -> None:
-    """Refuse integer or DECIMAL scores of one query that are the same DOUBLE (ranking would tie
-    them): duckrank.score_problems, the check every SQL table macro runs, over the scores as given."""
+    """Refuse integer or DECIMAL scores that are the same DOUBLE (ranking would tie them), before
+    they are cast: the SQL library's own check over the scores as given, of one query in a run
+    (duckrank.score_problems), anywhere in a log (duckrank.log_score_problems: its global AUC ranks
+    every row together)."""
     _ensure_input_macros(con)
     view = fresh_name("scores")
     relation.project(f"{query_id} AS query_id, {score} AS score").create_view(view)
-    problem = con.execute(f"SELECT duckrank.score_problems({sql_text(view)}, column_name := {sql_text(column)})"
+    check = "log_score_problems" if kind == "log" else "score_problems"
+    problem = con.execute(f"SELECT duckrank.{check}({sql_text(view)}, column_name := {sql_text(column)})"
                           ).fetchall()[0][0]
     con.execute(f"DROP VIEW {view}").fetchall()
     if problem:
-        raise InputError(problem.replace(f"run {sql_text(view)}", label, 1))
+        raise InputError(problem.replace(f"{'log' if kind == 'log' else 'run'} {sql_text(view)}", label, 1))
 
 
 def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,
