@@ -3,10 +3,15 @@
 -- by duckrank.raise_problems inside a CTE that the result depends on, so the shell and Python
 -- see the same message, and every bad option is reported at once.
 
--- A value as it should appear in a message: quoted, or NULL.
+-- A value as it should appear in a message: quoted, or NULL. Past 80 characters it is cut, with how
+-- many more there are, as duckrank.errors.quoted cuts the messages Python builds (QUOTED_LIMIT): an id
+-- of 100,000 characters makes no 100 KB message.
 CREATE OR REPLACE MACRO duckrank.show(value) AS
-    coalesce('''' || CAST(value AS VARCHAR) || '''', 'NULL');
-COMMENT ON MACRO duckrank.show IS 'a value quoted for an error message, or NULL';
+    CASE WHEN value IS NULL THEN 'NULL'
+         WHEN length(CAST(value AS VARCHAR)) <= 80 THEN '''' || CAST(value AS VARCHAR) || ''''
+         ELSE '''' || left(CAST(value AS VARCHAR), 80) || '''…('
+              || printf('%,d', length(CAST(value AS VARCHAR)) - 80) || ' more characters)' END;
+COMMENT ON MACRO duckrank.show IS 'a value quoted for an error message (cut after 80 characters), or NULL';
 
 -- Raise all collected problems (NULL or '' means none). Returns NULL otherwise.
 CREATE OR REPLACE MACRO duckrank.raise_problems(problems) AS

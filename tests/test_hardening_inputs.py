@@ -77,6 +77,51 @@ def test_a_long_value_in_trec_text_is_cut_in_the_message(tmp_path):
     assert len(message) < 600, len(message)
 
 
+def test_a_long_id_in_a_message_the_sql_library_builds_is_cut(tmp_path):
+    run_file = write_parquet(tmp_path / "run.parquet", {"query_id": ["q1", "q1"], "doc_id": [LONG_ID, LONG_ID],
+                                                        "score": [1.0, 2.0]})
+    qrels = write_parquet(tmp_path / "qrels.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]})
+    result = run("eval", qrels, run_file)
+    assert result.exit_code == 1, result.output
+    message = first_error(result)
+    assert "has 2 rows for query_id 'q1', doc_id 'xxx" in message, message
+    assert "'…(99,920 more characters); each (query_id, doc_id) must appear once" in message, message
+    assert len(message) < 600, len(message)
+    con = duckrank.connect()  # the shell's front door builds the same message
+    with pytest.raises(duckdb.Error) as raised:
+        con.execute(f"SELECT * FROM duckrank.ndcg('{qrels}', '{run_file}')").fetchall()
+    assert "'…(99,920 more characters); each (query_id, doc_id)" in str(raised.value) and len(str(raised.value)) < 700
+
+
+@pytest.mark.parametrize("value", ["x" * 100_000, "x" * 80, "é" * 81, "q1", 3, None],
+                         ids=["100000", "80", "81-accented", "short", "number", "null"])
+def test_the_sql_library_cuts_a_value_where_python_cuts_it(value):
+    from duckrank.errors import quoted
+
+    shown = duckrank.connect().execute("SELECT duckrank.show(CAST(? AS VARCHAR))", [value]).fetchall()[0][0]
+    assert shown == ("NULL" if value is None else quoted(str(value)))
+
+
+def test_a_long_id_is_cut_in_the_spark_engines_message_too():
+    """The Spark rendering of duckrank.show: a text's length stays LENGTH, and printf groups the digits."""
+    import spark_support
+
+    spark_support.require()
+    from duckrank import InputError
+    from duckrank import spark as duckrank_spark
+
+    spark = spark_support.session()
+    qrels = spark.createDataFrame([("q1", "d1", 1)], "query_id string, doc_id string, relevance int")
+    run_frame = spark.createDataFrame([("q1", LONG_ID, 1.0), ("q1", LONG_ID, 2.0)],
+                                      "query_id string, doc_id string, score double")
+    with pytest.raises(Exception) as raised:
+        duckrank_spark.evaluate(spark, qrels, run_frame, ["map"]).collect()
+    error = duckrank_spark.input_error(raised.value)
+    assert isinstance(error, InputError)
+    assert "doc_id 'xxx" in str(error) and "'…(99,920 more characters); each (query_id, doc_id)" in str(error), error
+    assert len(str(error)) < 600
+
+
 def test_a_long_path_is_cut_in_the_message(tmp_path):
     result = run("eval", DATA / "qrels.parquet", tmp_path / LONG_ID)
     assert result.exit_code == 1, result.output
