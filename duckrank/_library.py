@@ -217,12 +217,37 @@ def duckdb_memory_limit(limit: str) -> str:
     return f"{float(match[1]) * DUCKDB_MEMORY_SHARE:.6g}{match[2]}"
 
 
+def memory_problem(con: duckdb.DuckDBPyConnection, error: Exception) -> str | None:
+    """What to tell the user when DuckDB ran out of memory or spill space (None for any other error):
+    the limit it ran into and what to change, not DuckDB's allocator figures alone."""
+    if not isinstance(error, duckdb.OutOfMemoryException) and "No space left on device" not in str(error):
+        return None
+    detail = str(error).strip().splitlines()[0]
+    if "failed to offload" in detail or "No space left on device" in detail:
+        # DuckDB words a full spill disk as running out of memory
+        folder = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
+        return (f"the disk is full: no space left in {folder} for DuckDB's spill files; free some space, point "
+                f"--temp-dir / temp_dir= at a disk with room, or raise the memory limit")
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    return (f"out of memory: DuckDB's limit of {limit} ({DUCKDB_MEMORY_SHARE:.0%} of --memory-limit / memory_limit=, "
+            f"or of the machine's memory) was not enough ({detail}); raise --memory-limit")
+
+
 # Sane bounds of the engine settings, checked before any work starts: 100000 threads hang DuckDB,
 # and below about 32 MB it cannot hold a single block of a small run.
 MAX_THREADS = 1024
 MIN_MEMORY_BYTES = 32 * 2 ** 20
-_MEMORY_UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+_MEMORY_UNITS = {"b": 1, "bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
                  "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40}
+
+
+def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> float:
+    """DuckDB's memory_limit on `con` in bytes (inf when it states none)."""
+    setting = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    match = re.fullmatch(r"\s*([\d.]+)\s*([A-Za-z]+)\s*", setting)
+    if not match or match[2].lower() not in _MEMORY_UNITS:
+        return float("inf")
+    return float(match[1]) * _MEMORY_UNITS[match[2].lower()]
 
 
 def engine_problems(threads: Any = None, memory_limit: Any = None) -> list[str]:
