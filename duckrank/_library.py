@@ -55,9 +55,8 @@ REPLACE_SCHEMA = "DROP SCHEMA IF EXISTS duckrank CASCADE;\n"
 
 @cache
 def install_sql() -> str:
-    """The script that installs the library in a database (`duckrank sql | duckdb my.db`): schema
-    duckrank dropped with whatever an older library left in it, then every macro. load() runs
-    library_sql() alone: on a caller's connection (con=) it must not drop a schema it did not make."""
+    """The script that installs the library in a database (`duckrank sql | duckdb my.db`, load()):
+    schema duckrank dropped with whatever an older library left in it, then every macro."""
     return REPLACE_SCHEMA + library_sql()
 
 
@@ -78,16 +77,30 @@ def library_digest() -> str:
     return hashlib.sha256(library_sql().encode()).hexdigest()[:16]
 
 
-def load(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """Create (or replace) schema `duckrank` and every macro in `con`; harmless to repeat, and
-    free when this very library is loaded already."""
+def _loaded(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `con` holds this very library, as load() left it."""
     try:
-        if con.execute("SELECT duckrank.library_digest()").fetchall()[0][0] == library_digest():
-            return con
+        return con.execute("SELECT duckrank.library_digest()").fetchall()[0][0] == library_digest()
     except duckdb.Error:
-        pass  # not loaded, or an older library: (re)load it
-    con.execute(library_sql()).fetchall()  # one script: a fraction of the cost of a call per file
-    con.execute(f"CREATE OR REPLACE MACRO duckrank.library_digest() AS '{library_digest()}'").fetchall()
+        return False  # not loaded, or an older library
+
+
+def load(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Install the library in `con` as `duckrank sql` and `.read sql/duckrank.sql` do: schema
+    `duckrank` replaced whole (an older library's macros go, and so would anything else kept in it),
+    then every macro. Harmless to repeat, and free when this very library is loaded already."""
+    if not _loaded(con):
+        con.execute(install_sql()).fetchall()  # one script: a fraction of the cost of a call per file
+        con.execute(f"CREATE OR REPLACE MACRO duckrank.library_digest() AS '{library_digest()}'").fetchall()
+    return con
+
+
+def load_as_guest(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Every macro in the caller's `con` (evaluate(con=)), dropping nothing: a schema `duckrank` the
+    caller made stays with what is in it, and evaluation.Guest removes what the call added. The
+    digest is left as it was, so that a later load() still replaces an older library's leftovers."""
+    if not _loaded(con):
+        con.execute(library_sql()).fetchall()
     return con
 
 
@@ -201,12 +214,37 @@ def duckdb_memory_limit(limit: str) -> str:
     return f"{float(match[1]) * DUCKDB_MEMORY_SHARE:.6g}{match[2]}"
 
 
+def memory_problem(con: duckdb.DuckDBPyConnection, error: Exception) -> str | None:
+    """What to tell the user when DuckDB ran out of memory or spill space (None for any other error):
+    the limit it ran into and what to change, not DuckDB's allocator figures alone."""
+    if not isinstance(error, duckdb.OutOfMemoryException) and "No space left on device" not in str(error):
+        return None
+    detail = str(error).strip().splitlines()[0]
+    if "failed to offload" in detail or "No space left on device" in detail:
+        # DuckDB words a full spill disk as running out of memory
+        folder = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
+        return (f"the disk is full: no space left in {folder} for DuckDB's spill files; free some space, point "
+                f"--temp-dir / temp_dir= at a disk with room, or raise the memory limit")
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    return (f"out of memory: DuckDB's limit of {limit} ({DUCKDB_MEMORY_SHARE:.0%} of --memory-limit / memory_limit=, "
+            f"or of the machine's memory) was not enough ({detail}); raise --memory-limit")
+
+
 # Sane bounds of the engine settings, checked before any work starts: 100000 threads hang DuckDB,
 # and below about 32 MB it cannot hold a single block of a small run.
 MAX_THREADS = 1024
 MIN_MEMORY_BYTES = 32 * 2 ** 20
-_MEMORY_UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+_MEMORY_UNITS = {"b": 1, "bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
                  "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40}
+
+
+def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> float:
+    """DuckDB's memory_limit on `con` in bytes (inf when it states none)."""
+    setting = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    match = re.fullmatch(r"\s*([\d.]+)\s*([A-Za-z]+)\s*", setting)
+    if not match or match[2].lower() not in _MEMORY_UNITS:
+        return float("inf")
+    return float(match[1]) * _MEMORY_UNITS[match[2].lower()]
 
 
 def engine_problems(threads: Any = None, memory_limit: Any = None) -> list[str]:

@@ -23,7 +23,9 @@ from duckrank._library import (
     holds_library,
     interruptible,
     library_digest,
-    load,
+    load_as_guest,
+    memory_limit_bytes,
+    memory_problem,
     shared_cursor,
 )
 from duckrank._sql import literal as sql_text
@@ -480,11 +482,9 @@ def _read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], 
 def _translate(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyConnection) -> DuckrankError:
     """A DuckDB error as a duckrank error that names the user's inputs, not our views."""
     message = str(error).strip()
-    if "failed to offload" in message or "No space left on device" in message:
-        # DuckDB words a full spill disk as running out of memory
-        folder = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
-        return InputError(f"the disk is full: no space left in {folder} for DuckDB's spill files; free some "
-                          f"space, point --temp-dir / temp_dir= at a disk with room, or raise the memory limit")
+    memory = memory_problem(con, error)
+    if memory is not None:
+        return InputError(memory + _largest_query(con, sources))
     for source in sources:
         name = source.label.split(" ", 1)[1] if " " in source.label else source.label
         for view in filter(None, (source.inner_view, source.view)):
@@ -493,6 +493,27 @@ def _translate(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyC
     if found:
         return InputError(found.group(1).strip())
     return InputError(f"DuckDB could not evaluate the inputs: {message.splitlines()[0]}")
+
+
+def _largest_query(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> str:
+    """Why batching did not help, when one query of a run holds more rows than the others together
+    could: each query's ranking is held in memory whole."""
+    hints = []
+    for source in sources:
+        if not source.label.startswith("run"):
+            continue
+        try:
+            found = con.execute(f"SELECT query_id, count(*), count(DISTINCT doc_id) FROM {quote_identifier(source.view)} "
+                                f"GROUP BY query_id ORDER BY 2 DESC LIMIT 1").fetchall()
+        except duckdb.Error:
+            continue  # short of memory for this too: the limit alone is the advice
+        if found and found[0][1] >= 1_000_000:
+            query_id, rows, docs = found[0]
+            repeats = (f"; only {docs:,} of its doc_ids differ: --duplicates max (duplicates='max') keeps one row "
+                       f"per doc" if docs < rows else "")
+            hints.append(f"; each query's ranking is held in memory whole, and query_id {quoted(query_id)} of "
+                         f"{source.label} has {rows:,} rows{repeats}")
+    return "".join(hints)
 
 
 def _reshaped(con: duckdb.DuckDBPyConnection, source: Source, exclusions: Source | None,
@@ -635,21 +656,11 @@ def _normalization_hint(con: duckdb.DuckDBPyConnection, run: Source, qrels: Sour
 # unbatched, 82 s in 7 batches, 70 s in 4).
 BYTES_PER_RUN_ROW = 100
 MAX_BATCHES = 128  # each batch reads the run once: past this, spilling is the lesser cost
-_SIZE_UNITS = {"bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-               "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40}
-
-
-def _memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> float:
-    setting = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-    match = re.fullmatch(r"\s*([\d.]+)\s*([A-Za-z]+)\s*", setting)
-    if not match or match[2].lower() not in _SIZE_UNITS:
-        return float("inf")  # no limit DuckDB states: no batches
-    return float(match[1]) * _SIZE_UNITS[match[2].lower()]
 
 
 def _query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
     rows = con.execute(f"SELECT count(*) FROM {quote_identifier(plan.run_view)}").fetchall()[0][0]
-    return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (_memory_limit_bytes(con) * 0.8))))
+    return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (memory_limit_bytes(con) * 0.8))))
 
 
 # The corrected estimates f~ by (library, f(R) over the catalog, m, correction): pure functions of
@@ -757,7 +768,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     if segment_table is not None and not segments:
         raise OptionError("segments= is a table of query attributes: name the columns to score by with by=")
     if con is not None:
-        con = con if holds_library(con) else load(con)
+        con = con if holds_library(con) else load_as_guest(con)
     elif threads is None and memory_limit is None and temp_dir is None:
         con = shared_cursor()
     else:  # engine settings are the database's: a private one, so no other call inherits them

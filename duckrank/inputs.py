@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 import duckdb
 
 from duckrank import peer_inputs
+from duckrank._library import memory_limit_bytes, memory_problem
 from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
 from duckrank.errors import InputError, OptionError, quoted, quoted_path
@@ -483,19 +484,31 @@ def _last_tag(path: str) -> str | None:
     return None
 
 
-_CHUNK = 1 << 26  # the line reader's piece of text: 64 MiB, cut at a line end
+_CHUNK = 1 << 26  # the line reader's largest piece of text: 64 MiB, cut at a line end
+# The line reader's pieces live outside DuckDB's memory limit, and Arrow's splitting holds about ten
+# copies of one (a 64 MiB piece peaked 0.87 GB above the interpreter): a piece of this share of
+# DuckDB's limit keeps the copies within the headroom duckrank keeps beside it (DUCKDB_MEMORY_SHARE).
+_PIECE_OF_LIMIT = 1 / 128
+_SMALLEST_PIECE = 1 << 20
 
 
-def _chunks(path: str, compression: str | None, kind: str, shown: str) -> Iterator[tuple[int, bytes]]:
-    """The file's bytes, decompressed, in pieces that end at a line end (but maybe the last), each
-    with the number of its first line. A NUL byte is refused as it is read, and so is a line with no
-    end in _CHUNK bytes: no TREC line is that long, and a file of zero bytes or binary data would
-    otherwise be held whole in memory before its first line is looked at."""
+def _piece_size(con: duckdb.DuckDBPyConnection) -> int:
+    """How many bytes the line reader splits at once under `con`'s memory limit."""
+    return int(min(_CHUNK, max(_SMALLEST_PIECE, memory_limit_bytes(con) * _PIECE_OF_LIMIT)))
+
+
+def _chunks(path: str, compression: str | None, kind: str, shown: str,
+            piece: int = _CHUNK) -> Iterator[tuple[int, bytes]]:
+    """The file's bytes, decompressed, in pieces of about `piece` bytes that end at a line end (but
+    maybe the last), each with the number of its first line. A NUL byte is refused as it is read,
+    and so is a line with no end in _CHUNK bytes: no TREC line is that long, and a file of zero bytes
+    or binary data would otherwise be held whole in memory before its first line is looked at."""
     line = 1
+    piece = min(piece, _CHUNK)
     try:
         with _open_bytes(path, compression) as stream:
             rest = b""
-            while block := stream.read(_CHUNK):
+            while block := stream.read(piece):
                 block = rest + block
                 nul = block.find(b"\0", len(rest))
                 if nul >= 0:
@@ -536,13 +549,14 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
     _fields, value, kept = _LAYOUTS[fmt]
     run = fmt == "trec_run"
     staging, mapping = fresh_name("trec_lines"), fresh_name("trec_hex")
+    piece = _piece_size(con)
     con.execute(f"CREATE TEMP TABLE {staging} (duckrank_file INTEGER, duckrank_line BIGINT, query_id VARCHAR, "
                 f"doc_id VARCHAR, duckrank_text VARCHAR{', run_id VARCHAR' if run else ''})").fetchall()
     try:
         for index, file in enumerate(files):
             name = shown if shown is not None and len(files) == 1 else quoted_path(file)
             after_comment = False
-            for line, chunk in _chunks(file, _compression(file), kind, name):
+            for line, chunk in _chunks(file, _compression(file), kind, name, piece):
                 if line == 1 and chunk.startswith(_BOM):
                     raise InputError(
                         f"{kind} file {name} starts with a UTF-8 byte-order mark, which trec_eval reads as part "
@@ -759,6 +773,9 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
             read = _read_file(con, text if is_glob(text, literal) else _literal(text), chosen, kind, shown)
             read.relation.columns  # noqa: B018 - binding reads the file's schema, surfacing corrupt files here
         except duckdb.Error as error:
+            memory = memory_problem(con, error)
+            if memory is not None:
+                raise InputError(f"cannot read {kind} file {shown}: {memory}") from None
             raise InputError(f"cannot read {kind} file {shown} as {chosen}: {_first(error)}; "
                              f"check the file, or name its format with --{kind}-format") from None
         return dataclasses.replace(read, label=label, given=str(source), stdin=stdin)
@@ -847,7 +864,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                 raise InputError(f"{label}: column {quoted(given)} holds {column_type}, but {std} must be numeric; "
                                  f"cast it{hint}")
             if std == "score" and not column_type.upper().startswith(_HELD_BY_DOUBLE):
-                _check_scores_held(con, relation, label, quote_identifier(mapping["query_id"]), expression, given)
+                _check_scores_held(con, relation, kind, label, quote_identifier(mapping["query_id"]), expression, given)
             expression = f"CAST({expression} AS DOUBLE)"
             if std == "score" and given == "rank" and not columns.get("score"):  # rank 1 is the best
                 expression = f"-{expression}"
@@ -876,18 +893,21 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                   inner_view, read.given)
 
 
-def _check_scores_held(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,
+def _check_scores_held(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, kind: str, label: str,
                        query_id: str, score: str, column: str) -> None:
-    """Refuse integer or DECIMAL scores of one query that are the same DOUBLE (ranking would tie
-    them): duckrank.score_problems, the check every SQL table macro runs, over the scores as given."""
+    """Refuse integer or DECIMAL scores that are the same DOUBLE (ranking would tie them), before
+    they are cast: the SQL library's own check over the scores as given, of one query in a run
+    (duckrank.score_problems), anywhere in a log (duckrank.log_score_problems: its global AUC ranks
+    every row together)."""
     _ensure_input_macros(con)
     view = fresh_name("scores")
     relation.project(f"{query_id} AS query_id, {score} AS score").create_view(view)
-    problem = con.execute(f"SELECT duckrank.score_problems({sql_text(view)}, column_name := {sql_text(column)})"
+    check = "log_score_problems" if kind == "log" else "score_problems"
+    problem = con.execute(f"SELECT duckrank.{check}({sql_text(view)}, column_name := {sql_text(column)})"
                           ).fetchall()[0][0]
     con.execute(f"DROP VIEW {view}").fetchall()
     if problem:
-        raise InputError(problem.replace(f"run {sql_text(view)}", label, 1))
+        raise InputError(problem.replace(f"{'log' if kind == 'log' else 'run'} {sql_text(view)}", label, 1))
 
 
 def _long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,

@@ -3,10 +3,15 @@
 -- by duckrank.raise_problems inside a CTE that the result depends on, so the shell and Python
 -- see the same message, and every bad option is reported at once.
 
--- A value as it should appear in a message: quoted, or NULL.
+-- A value as it should appear in a message: quoted, or NULL. Past 80 characters it is cut, with how
+-- many more there are, as duckrank.errors.quoted cuts the messages Python builds (QUOTED_LIMIT): an id
+-- of 100,000 characters makes no 100 KB message.
 CREATE OR REPLACE MACRO duckrank.show(value) AS
-    coalesce('''' || CAST(value AS VARCHAR) || '''', 'NULL');
-COMMENT ON MACRO duckrank.show IS 'a value quoted for an error message, or NULL';
+    CASE WHEN value IS NULL THEN 'NULL'
+         WHEN length(CAST(value AS VARCHAR)) <= 80 THEN '''' || CAST(value AS VARCHAR) || ''''
+         ELSE '''' || left(CAST(value AS VARCHAR), 80) || '''…('
+              || printf('%,d', length(CAST(value AS VARCHAR)) - 80) || ' more characters)' END;
+COMMENT ON MACRO duckrank.show IS 'a value quoted for an error message (cut after 80 characters), or NULL';
 
 -- Raise all collected problems (NULL or '' means none). Returns NULL otherwise.
 CREATE OR REPLACE MACRO duckrank.raise_problems(problems) AS
@@ -25,21 +30,45 @@ CREATE OR REPLACE MACRO duckrank.needs_strict_ties(value, tie_rule, metric) AS
          ELSE value END;
 COMMENT ON MACRO duckrank.needs_strict_ties IS 'refuse ties := average for a metric that is not linear in the ranking';
 
--- duckrank.rank_queries ranks on the scores as DOUBLE (and duckrank convert writes them so). An
--- integer or DECIMAL score has more digits than a double holds from 2^52 units of its scale on
--- (2^53 + 1 is 2^53 as a double), so two scores of a query could become one double and tie where
--- the run orders them. The first such pair as a problem (NULL if none); the scan folds away for
--- FLOAT and DOUBLE scores, and looks only at the scores large enough to collide. `column_name`
--- names the run's score column in the message. Every table macro's guard calls it; so does Python.
+-- duckrank.rank_queries and the log macros rank on the scores as DOUBLE (and duckrank convert writes
+-- them so). An integer or DECIMAL score has more digits than a double holds from 2^52 units of its
+-- scale on (2^53 + 1 is 2^53 as a double), so two scores could become one double and tie where the
+-- input orders them. Whether `score` is such a score: false for FLOAT and DOUBLE (the scans fold
+-- away), and for the scores too small to collide.
+CREATE OR REPLACE MACRO duckrank.past_double_precision(score) AS
+    typeof(score) NOT IN ('FLOAT', 'DOUBLE')
+    AND abs(CAST(score AS DOUBLE)) >= 4503599627370496  -- 2^52 units of the score's scale
+        / power(10, coalesce(TRY_CAST(regexp_extract(typeof(score), ',(\d+)\)$', 1) AS INTEGER), 0));
+COMMENT ON MACRO duckrank.past_double_precision IS 'whether an integer or DECIMAL score is large enough to share its DOUBLE with another';
+
+-- The problem of two scores `low` and `high` that are one DOUBLE: of one query (a ranking), or of
+-- the whole `what` when query_id is NULL (a log's global AUC ranks every row together).
+CREATE OR REPLACE MACRO duckrank.merged_scores_problem(what, source, column_name, low, high, query_id) AS
+    what || ' ' || duckrank.show(source) || ': column ' || duckrank.show(column_name) || ' holds ' || low
+    || ' and ' || high || CASE WHEN query_id IS NULL THEN '' ELSE ' for query_id ' || duckrank.show(query_id) END
+    || ', which are the same DOUBLE (' || CAST(low AS DOUBLE) || '), so they would tie: a DOUBLE holds integers '
+    || 'exactly only up to 2^53 (about 16 digits); rescale the scores'
+    || CASE WHEN query_id IS NULL THEN '' ELSE ' (e.g. subtract each query''s smallest)' END
+    || ', or cast them to DOUBLE if the ties are meant';
+COMMENT ON MACRO duckrank.merged_scores_problem IS 'the message for two integer or DECIMAL scores that are the same DOUBLE';
+
+-- The first pair of a run's scores of one query that are the same DOUBLE, as a problem (NULL if
+-- none). `column_name` names the run's score column in the message. Every table macro's guard
+-- calls it; so does Python, on the scores as given, before it casts them.
 CREATE OR REPLACE MACRO duckrank.score_problems(run, column_name := 'score') AS (
-    SELECT 'run ' || duckrank.show(run) || ': column ' || duckrank.show(column_name) || ' holds ' || min(score)
-           || ' and ' || max(score) || ' for query_id ' || duckrank.show(query_id) || ', which are the same DOUBLE ('
-           || CAST(score AS DOUBLE) || '), so they would tie: a DOUBLE holds integers exactly only up to 2^53 '
-           || '(about 16 digits); rescale the scores (e.g. subtract each query''s smallest), or cast them to DOUBLE if the ties are meant'
+    SELECT duckrank.merged_scores_problem('run', run, column_name, min(score), max(score), query_id)
     FROM query_table(CAST(run AS VARCHAR))
-    WHERE typeof(score) NOT IN ('FLOAT', 'DOUBLE')
-      AND abs(CAST(score AS DOUBLE)) >= 4503599627370496  -- 2^52 units of the score's scale
-          / power(10, coalesce(TRY_CAST(regexp_extract(typeof(score), ',(\d+)\)$', 1) AS INTEGER), 0))
+    WHERE duckrank.past_double_precision(score)
     GROUP BY query_id, CAST(score AS DOUBLE) HAVING min(score) <> max(score)
     LIMIT 1);
 COMMENT ON MACRO duckrank.score_problems IS 'two integer or DECIMAL scores of one query that are the same DOUBLE, as a problem (NULL if none)';
+
+-- The same for a log, over all its rows: its global AUC ranks them together (and a log needs no
+-- query_id for it). Every log macro's guard calls it (duckrank.log_problems); so does Python.
+CREATE OR REPLACE MACRO duckrank.log_score_problems(log, column_name := 'score') AS (
+    SELECT duckrank.merged_scores_problem('log', log, column_name, min(score), max(score), NULL)
+    FROM query_table(CAST(log AS VARCHAR))
+    WHERE duckrank.past_double_precision(score)
+    GROUP BY CAST(score AS DOUBLE) HAVING min(score) <> max(score)
+    LIMIT 1);
+COMMENT ON MACRO duckrank.log_score_problems IS 'two integer or DECIMAL scores of a log that are the same DOUBLE, as a problem (NULL if none)';

@@ -11,9 +11,10 @@
 -- instead of all rows. Undefined (NULL) when a query has no positive or no negative.
 
 -- Rows of a log that no AUC can rank: a NULL or non-finite score would sort as the highest (NaN)
--- or vanish (NULL), a NULL label would count as neither class. Returns NULL when there are none.
+-- or vanish (NULL), a NULL label would count as neither class; integer or DECIMAL scores that are
+-- one DOUBLE would tie. Returns NULL when there are none.
 CREATE OR REPLACE MACRO duckrank.log_problems(log) AS (
-    SELECT nullif(concat_ws(chr(10),
+    SELECT nullif(concat_ws(chr(10), duckrank.log_score_problems(log),
         CASE WHEN count(*) FILTER (WHERE NOT coalesce(isfinite(CAST(score AS DOUBLE)), false)) > 0
              THEN 'log ' || duckrank.show(log) || ' has '
                   || count(*) FILTER (WHERE NOT coalesce(isfinite(CAST(score AS DOUBLE)), false))

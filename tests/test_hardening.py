@@ -468,6 +468,36 @@ def test_duckrank_sql_installs_over_an_older_library_leaving_none_of_it(tmp_path
     con.close()
 
 
+@pytest.mark.parametrize("older", ["loaded from python", "installed from the shell"])
+def test_load_replaces_an_older_library_leaving_none_of_it(older):
+    con = duckrank.load(duckdb.connect())
+    installed = library_functions(con)
+    con.execute(STALE)
+    if older == "loaded from python":  # what an older load() left: its own digest
+        con.execute("CREATE OR REPLACE MACRO duckrank.library_digest() AS 'an older library'")
+    else:  # `duckrank sql` and `.read` leave no digest
+        con.execute("DROP MACRO duckrank.library_digest")
+    assert duckrank.load(con) is con
+    assert library_functions(con) == installed
+    assert duckrank.load(con) is con and library_functions(con) == installed  # and again: idempotent
+    con.close()
+
+
+def test_a_call_with_con_over_an_older_library_leaves_it_for_load_to_replace(inputs):
+    """evaluate(con=) loads over an older library as a guest (dropping nothing); it must not mark
+    the database as holding this library, or the next load() would keep the older one's leftovers."""
+    con = duckrank.load(duckdb.connect())
+    installed = library_functions(con)
+    con.execute(STALE)
+    con.execute("CREATE OR REPLACE MACRO duckrank.library_digest() AS 'an older library'")
+    qrels, run_path = str(inputs / "qrels.parquet"), str(inputs / "run.parquet")
+    assert duckrank.evaluate(qrels, run_path, ["map"], con=con) == duckrank.evaluate(qrels, run_path, ["map"])
+    assert ("obsolete_measure", "macro", "a measure an older library defined") in library_functions(con)
+    duckrank.load(con)
+    assert library_functions(con) == installed
+    con.close()
+
+
 def test_read_in_the_shell_installs_over_an_older_library_leaving_none_of_it(tmp_path):
     database = tmp_path / "shell.duckdb"
     listing = ("SELECT function_name, function_type FROM duckdb_functions() WHERE schema_name = 'duckrank' "

@@ -5,6 +5,8 @@ gives a TREC run. Each asserts the exit code and the first line of the message."
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -75,6 +77,51 @@ def test_a_long_value_in_trec_text_is_cut_in_the_message(tmp_path):
     message = first_error(result)
     assert "line 1: the score 'xxx" in message and "'…(99,920 more characters) is not a number" in message, message
     assert len(message) < 600, len(message)
+
+
+def test_a_long_id_in_a_message_the_sql_library_builds_is_cut(tmp_path):
+    run_file = write_parquet(tmp_path / "run.parquet", {"query_id": ["q1", "q1"], "doc_id": [LONG_ID, LONG_ID],
+                                                        "score": [1.0, 2.0]})
+    qrels = write_parquet(tmp_path / "qrels.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]})
+    result = run("eval", qrels, run_file)
+    assert result.exit_code == 1, result.output
+    message = first_error(result)
+    assert "has 2 rows for query_id 'q1', doc_id 'xxx" in message, message
+    assert "'…(99,920 more characters); each (query_id, doc_id) must appear once" in message, message
+    assert len(message) < 600, len(message)
+    con = duckrank.connect()  # the shell's front door builds the same message
+    with pytest.raises(duckdb.Error) as raised:
+        con.execute(f"SELECT * FROM duckrank.ndcg('{qrels}', '{run_file}')").fetchall()
+    assert "'…(99,920 more characters); each (query_id, doc_id)" in str(raised.value) and len(str(raised.value)) < 700
+
+
+@pytest.mark.parametrize("value", ["x" * 100_000, "x" * 80, "é" * 81, "q1", 3, None],
+                         ids=["100000", "80", "81-accented", "short", "number", "null"])
+def test_the_sql_library_cuts_a_value_where_python_cuts_it(value):
+    from duckrank.errors import quoted
+
+    shown = duckrank.connect().execute("SELECT duckrank.show(CAST(? AS VARCHAR))", [value]).fetchall()[0][0]
+    assert shown == ("NULL" if value is None else quoted(str(value)))
+
+
+def test_a_long_id_is_cut_in_the_spark_engines_message_too():
+    """The Spark rendering of duckrank.show: a text's length stays LENGTH, and printf groups the digits."""
+    import spark_support
+
+    spark_support.require()
+    from duckrank import InputError
+    from duckrank import spark as duckrank_spark
+
+    spark = spark_support.session()
+    qrels = spark.createDataFrame([("q1", "d1", 1)], "query_id string, doc_id string, relevance int")
+    run_frame = spark.createDataFrame([("q1", LONG_ID, 1.0), ("q1", LONG_ID, 2.0)],
+                                      "query_id string, doc_id string, score double")
+    with pytest.raises(Exception) as raised:
+        duckrank_spark.evaluate(spark, qrels, run_frame, ["map"]).collect()
+    error = duckrank_spark.input_error(raised.value)
+    assert isinstance(error, InputError)
+    assert "doc_id 'xxx" in str(error) and "'…(99,920 more characters); each (query_id, doc_id)" in str(error), error
+    assert len(str(error)) < 600
 
 
 def test_a_long_path_is_cut_in_the_message(tmp_path):
@@ -149,6 +196,41 @@ def test_a_line_with_no_end_is_refused_before_it_fills_memory(tmp_path, monkeypa
     endless.write_text("x" * 5000)
     with pytest.raises(duckrank.InputError, match=r"line 1 is not TREC text: it runs past 1,000 bytes with no line end"):
         duckrank.evaluate(str(DATA / "qrels.parquet"), str(endless), ["map"], run_format="trec_run")
+
+
+# ---------------------------------------------------------------------------------------------
+# memory: the line reader's pieces shrink with the limit; running out says which limit and why
+
+
+def test_the_line_reader_splits_pieces_sized_to_the_memory_limit(tmp_path, monkeypatch):
+    """Its pieces are outside DuckDB's limit (Arrow holds about ten copies of one): 64 MiB pieces took
+    a 5 M-line gzip under --memory-limit 50MB to 0.98 GB of RSS, where 1 MiB pieces take it to 0.25 GB."""
+    from duckrank import inputs
+
+    seen = []
+    chunks = inputs._chunks
+    monkeypatch.setattr(inputs, "_chunks", lambda *args: seen.append(args[-1]) or chunks(*args))
+    run_file = tmp_path / "run.txt"
+    run_file.write_text("q1  Q0 d1 1 2.0 tag\n")  # two spaces: the line reader's layout
+    con = duckrank.connect()
+    for limit, piece in (("50MB", 1 << 20), ("1GB", 1e9 * 0.8 / 128), ("100GB", 1 << 26)):
+        duckrank._library.configure(con, memory_limit=limit)
+        inputs._read_trec_lines(con, str(run_file), "trec_run", "run")
+        assert seen.pop() == pytest.approx(piece, rel=0.01), limit
+
+
+def test_running_out_of_memory_names_the_limit_and_the_query_too_large_to_batch(tmp_path):
+    """A query's ranking is held whole, so batching by queries cannot help a query of a million rows."""
+    pq.write_table(pa.table({"query_id": ["q1"] * 1_000_000, "doc_id": [f"d{i % 10}" for i in range(1_000_000)],
+                             "score": [float(i) for i in range(1_000_000)]}), tmp_path / "run.parquet")
+    write_parquet(tmp_path / "qrels.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]})
+    done = subprocess.run([Path(sys.executable).parent / "duckrank", "eval", "qrels.parquet", "run.parquet",
+                           "--memory-limit", "64MB"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("Error: out of memory: DuckDB's limit of 48.8 MiB (80% of --memory-limit"), done.stderr
+    assert ("raise --memory-limit; each query's ranking is held in memory whole, and query_id 'q1' of run "
+            "'run.parquet' has 1,000,000 rows; only 10 of its doc_ids differ: --duplicates max") in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 # ---------------------------------------------------------------------------------------------

@@ -85,6 +85,32 @@ def test_scores_a_double_cannot_tell_apart_are_refused_by_every_door(top, second
     assert f"Error: run '{run_file}': column 'points' holds {second} and {top}" in result.stderr
 
 
+@pytest.mark.parametrize(("top", "second", "sql_type"), CLOSE_SCORES)
+@pytest.mark.parametrize("same_query", [True, False], ids=["one query", "two queries"])
+def test_log_scores_a_double_cannot_tell_apart_are_refused_by_the_log_macros_as_by_python(top, second, sql_type,
+                                                                                          same_query):
+    """The log macros refuse what Python refuses, with its message: close scores anywhere in a log
+    (its global AUC ranks every row together), where they gave AUC 0.5 instead of 1.0."""
+    con = duckrank.connect()
+    scores_table(con, "log", top, second, sql_type)
+    con.execute("ALTER TABLE log ADD COLUMN label INTEGER")
+    con.execute("UPDATE log SET label = CASE doc_id WHEN 'best' THEN 1 ELSE 0 END")
+    con.execute("INSERT INTO log VALUES ('q', 'low', 0, 0), ('other', 'low', 0, 0), ('other', 'top', 1, 1)")
+    if not same_query:
+        con.execute("UPDATE log SET query_id = 'other' WHERE doc_id = 'next'")
+    refusal = (f"log 'log': column 'score' holds {second} and {top}, which are the same DOUBLE "
+               f"({float(top)}), so they would tie: a DOUBLE holds integers exactly only up to 2^53 (about "
+               f"16 digits); rescale the scores, or cast them to DOUBLE if the ties are meant")
+    for macro in ("gauc('log')", "log_auc('log')", "global_auc('log')", "classification('log', threshold := 1)"):
+        with pytest.raises(duckdb.Error) as raised:
+            con.sql(f"SELECT * FROM duckrank.{macro}").fetchall()
+        assert f"duckrank: {refusal}" in str(raised.value), macro
+    for measure in ("GAUC", "AUC_global", "P@1"):
+        with pytest.raises(duckrank.InputError) as raised:
+            duckrank.evaluate(log=con.table("log"), measures=[measure], label="label")
+        assert str(raised.value) == refusal.replace("log 'log'", "log (DuckDBPyRelation)"), measure
+
+
 def test_integer_scores_a_double_holds_rank_as_given():
     con = duckrank.connect()
     scores_table(con, "run", str(2 ** 60), str(2 ** 60 - 2 ** 8), "BIGINT")  # both exact doubles

@@ -235,8 +235,9 @@ def _to_spark(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.IgnoreNulls) and isinstance(node.this, exp.AnyValue):
         # DuckDB's any_value skips NULLs; Spark's does when asked (its IGNORE NULLS clashes with FILTER)
         return _function("any_value", node.this.this, exp.Boolean(this=True))
-    if isinstance(node, exp.Length):  # len() of a list
-        return _function("size", node.this)
+    if isinstance(node, exp.Length) and not (isinstance(node.this, exp.Cast)
+                                             and node.this.to.is_type(*exp.DataType.TEXT_TYPES)):
+        return _function("size", node.this)  # len() of a list; length(CAST(x AS VARCHAR)) is a text's
     if isinstance(node, exp.ArrayAgg) and isinstance(node.this, exp.Order):
         return _sorted_list(node)
     if isinstance(node, exp.Filter) and "collected" in node.this.meta:

@@ -493,15 +493,57 @@ WITH run_rows AS (
         CHR(  10),
         CASE
           WHEN checks.null_docs > 0 OR query_id IS NULL
-          THEN 'run ' || COALESCE('\'' || CAST('run' AS STRING) || '\'', 'NULL') || ' has a NULL id (query_id ' || COALESCE('\'' || CAST(query_id AS STRING) || '\'', 'NULL') || CASE WHEN checks.null_docs > 0 THEN ', doc_id NULL' ELSE '' END || '); every row needs a query_id and a doc_id'
+          THEN 'run ' || CASE
+            WHEN LENGTH(CAST('run' AS STRING)) <= 80
+            THEN '\'' || CAST('run' AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST('run' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
+          END || ' has a NULL id (query_id ' || CASE
+            WHEN query_id IS NULL
+            THEN 'NULL'
+            WHEN LENGTH(CAST(query_id AS STRING)) <= 80
+            THEN '\'' || CAST(query_id AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST(query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
+          END || CASE WHEN checks.null_docs > 0 THEN ', doc_id NULL' ELSE '' END || '); every row needs a query_id and a doc_id'
         END,
         CASE
           WHEN NOT checks.bad_score IS NULL
-          THEN 'run ' || COALESCE('\'' || CAST('run' AS STRING) || '\'', 'NULL') || ' has a NULL, NaN or infinite score for query_id ' || COALESCE('\'' || CAST(checks.bad_score.query_id AS STRING) || '\'', 'NULL') || ', doc_id ' || COALESCE('\'' || CAST(checks.bad_score.doc_id AS STRING) || '\'', 'NULL') || '; scores must be finite numbers: fix or drop those rows'
+          THEN 'run ' || CASE
+            WHEN LENGTH(CAST('run' AS STRING)) <= 80
+            THEN '\'' || CAST('run' AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST('run' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
+          END || ' has a NULL, NaN or infinite score for query_id ' || CASE
+            WHEN checks.bad_score.query_id IS NULL
+            THEN 'NULL'
+            WHEN LENGTH(CAST(checks.bad_score.query_id AS STRING)) <= 80
+            THEN '\'' || CAST(checks.bad_score.query_id AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST(checks.bad_score.query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(checks.bad_score.query_id AS STRING)) - 80) || ' more characters)'
+          END || ', doc_id ' || CASE
+            WHEN checks.bad_score.doc_id IS NULL
+            THEN 'NULL'
+            WHEN LENGTH(CAST(checks.bad_score.doc_id AS STRING)) <= 80
+            THEN '\'' || CAST(checks.bad_score.doc_id AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST(checks.bad_score.doc_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(checks.bad_score.doc_id AS STRING)) - 80) || ' more characters)'
+          END || '; scores must be finite numbers: fix or drop those rows'
         END,
         CASE
           WHEN NOT query_id IS NULL AND repeats > 0
-          THEN 'run ' || COALESCE('\'' || CAST('run' AS STRING) || '\'', 'NULL') || ' has ' || repeated_copies || ' rows for query_id ' || COALESCE('\'' || CAST(query_id AS STRING) || '\'', 'NULL') || ', doc_id ' || COALESCE('\'' || CAST(repeated_doc AS STRING) || '\'', 'NULL') || '; each (query_id, doc_id) must appear once: remove the duplicates or pass duplicates := \'max\''
+          THEN 'run ' || CASE
+            WHEN LENGTH(CAST('run' AS STRING)) <= 80
+            THEN '\'' || CAST('run' AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST('run' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
+          END || ' has ' || repeated_copies || ' rows for query_id ' || CASE
+            WHEN query_id IS NULL
+            THEN 'NULL'
+            WHEN LENGTH(CAST(query_id AS STRING)) <= 80
+            THEN '\'' || CAST(query_id AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST(query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
+          END || ', doc_id ' || CASE
+            WHEN repeated_doc IS NULL
+            THEN 'NULL'
+            WHEN LENGTH(CAST(repeated_doc AS STRING)) <= 80
+            THEN '\'' || CAST(repeated_doc AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST(repeated_doc AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(repeated_doc AS STRING)) - 80) || ' more characters)'
+          END || '; each (query_id, doc_id) must appear once: remove the duplicates or pass duplicates := \'max\''
         END
       ) AS problem
     FROM ranked_docs
@@ -519,11 +561,43 @@ WITH run_rows AS (
         CHR(  10),
         CASE
           WHEN NOT null_id IS NULL
-          THEN 'qrels ' || COALESCE('\'' || CAST('qrels' AS STRING) || '\'', 'NULL') || ' has a NULL id (query_id ' || COALESCE('\'' || CAST(null_id.query_id AS STRING) || '\'', 'NULL') || ', doc_id ' || COALESCE('\'' || CAST(null_id.doc_id AS STRING) || '\'', 'NULL') || '); every judgment needs a query_id and a doc_id'
+          THEN 'qrels ' || CASE
+            WHEN LENGTH(CAST('qrels' AS STRING)) <= 80
+            THEN '\'' || CAST('qrels' AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST('qrels' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
+          END || ' has a NULL id (query_id ' || CASE
+            WHEN null_id.query_id IS NULL
+            THEN 'NULL'
+            WHEN LENGTH(CAST(null_id.query_id AS STRING)) <= 80
+            THEN '\'' || CAST(null_id.query_id AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST(null_id.query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(null_id.query_id AS STRING)) - 80) || ' more characters)'
+          END || ', doc_id ' || CASE
+            WHEN null_id.doc_id IS NULL
+            THEN 'NULL'
+            WHEN LENGTH(CAST(null_id.doc_id AS STRING)) <= 80
+            THEN '\'' || CAST(null_id.doc_id AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST(null_id.doc_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(null_id.doc_id AS STRING)) - 80) || ' more characters)'
+          END || '); every judgment needs a query_id and a doc_id'
         END,
         CASE
           WHEN NOT bad_grade IS NULL
-          THEN 'qrels ' || COALESCE('\'' || CAST('qrels' AS STRING) || '\'', 'NULL') || ' has a NULL, NaN or infinite relevance for query_id ' || COALESCE('\'' || CAST(query_id AS STRING) || '\'', 'NULL') || ', doc_id ' || COALESCE('\'' || CAST(bad_grade.doc_id AS STRING) || '\'', 'NULL') || '; relevance must be a finite number: fix or drop those rows'
+          THEN 'qrels ' || CASE
+            WHEN LENGTH(CAST('qrels' AS STRING)) <= 80
+            THEN '\'' || CAST('qrels' AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST('qrels' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
+          END || ' has a NULL, NaN or infinite relevance for query_id ' || CASE
+            WHEN query_id IS NULL
+            THEN 'NULL'
+            WHEN LENGTH(CAST(query_id AS STRING)) <= 80
+            THEN '\'' || CAST(query_id AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST(query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
+          END || ', doc_id ' || CASE
+            WHEN bad_grade.doc_id IS NULL
+            THEN 'NULL'
+            WHEN LENGTH(CAST(bad_grade.doc_id AS STRING)) <= 80
+            THEN '\'' || CAST(bad_grade.doc_id AS STRING) || '\''
+            ELSE '\'' || LEFT(CAST(bad_grade.doc_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(bad_grade.doc_id AS STRING)) - 80) || ' more characters)'
+          END || '; relevance must be a finite number: fix or drop those rows'
         END
       )
     FROM qrels_checks
@@ -534,7 +608,23 @@ WITH run_rows AS (
   UNION ALL
   (
     SELECT
-      'qrels ' || COALESCE('\'' || CAST('qrels' AS STRING) || '\'', 'NULL') || ' judges query_id ' || COALESCE('\'' || CAST(query_id AS STRING) || '\'', 'NULL') || ', doc_id ' || COALESCE('\'' || CAST(doc_id AS STRING) || '\'', 'NULL') || ' twice with different grades (' || min_grade || ' and ' || grade || '); keep one judgment or pass duplicates := \'max\''
+      'qrels ' || CASE
+        WHEN LENGTH(CAST('qrels' AS STRING)) <= 80
+        THEN '\'' || CAST('qrels' AS STRING) || '\''
+        ELSE '\'' || LEFT(CAST('qrels' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
+      END || ' judges query_id ' || CASE
+        WHEN query_id IS NULL
+        THEN 'NULL'
+        WHEN LENGTH(CAST(query_id AS STRING)) <= 80
+        THEN '\'' || CAST(query_id AS STRING) || '\''
+        ELSE '\'' || LEFT(CAST(query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
+      END || ', doc_id ' || CASE
+        WHEN doc_id IS NULL
+        THEN 'NULL'
+        WHEN LENGTH(CAST(doc_id AS STRING)) <= 80
+        THEN '\'' || CAST(doc_id AS STRING) || '\''
+        ELSE '\'' || LEFT(CAST(doc_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(doc_id AS STRING)) - 80) || ' more characters)'
+      END || ' twice with different grades (' || min_grade || ' and ' || grade || '); keep one judgment or pass duplicates := \'max\''
     FROM qrels_repeated
     WHERE
       grade <> min_grade
