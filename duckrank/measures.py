@@ -4,7 +4,8 @@ One parser serves three spelling families, case-insensitively:
   duckrank / ir_measures: nDCG@10, nDCG(gain=exp)@10, P(rel=2)@5, AP(denominator=min)@10, RR, ERR@20, AUC
   trec_eval:              map, P.5, ndcg_cut.10, recip_rank, success.10, map_cut.100, set_F, Rprec, bpref
                           (and the printed forms P_5, ndcg_cut_10, iprec_at_recall_0.10, ...)
-  ranx:                   precision@10, recall@100, mrr, hit_rate@5, f1@10, ndcg_burges@10, rbp.95
+  ranx:                   precision@10, recall@100, mrr, hits@5, f1@10, ndcg_burges@10, rbp.95 (= rbp@95),
+                          and ranx's relevance-level suffix: ndcg@10-l2
 The names, options and defaults are the registry's (duckrank.registry); a parsed measure keeps only
 the options its spelling wrote, and the defaults are merged when it is rendered.
 """
@@ -27,7 +28,16 @@ from duckrank.registry import (ALL_TREC, METRICS, OFFICIAL, OPTIONS, RANKED_OPTI
 TREC_NAMES: dict[str, tuple[Metric, Spelling]] = {
     s.name: (m, s) for m in METRICS.values() for s in m.trec_eval}
 NAMES: dict[str, tuple[Metric, Spelling]] = {
-    s.name.lower(): (m, s) for m in METRICS.values() for s in (*m.ir_measures, *m.ranx, *m.recommenders, *m.aliases)}
+    s.name.lower(): (m, s) for m in METRICS.values() for s in (*m.ir_measures, *m.ranx, *m.recommenders, *m.aliases)
+    if s.parameter != "persistence"}
+# ranx's names, which take its -lN suffix; and its rbp, written with its persistence (rbp.95)
+RANX_NAMES = {s.name.lower() for m in METRICS.values() for s in m.ranx}
+PERSISTENCE: dict[str, tuple[Metric, Spelling]] = {
+    s.name: (m, s) for m in METRICS.values() for s in m.ranx if s.parameter == "persistence"}
+_PERSISTENCE_PATTERN = re.compile(r"^(?P<name>[A-Za-z_]+)(?P<mark>[.@])(?P<digits>\d+)$")
+_RANX_LEVEL = re.compile(r"^(?P<base>.+)-l(?P<level>\d+)$", re.IGNORECASE)
+# ranx's -lN with a gain measure also drops the grades below N from the gains (its qrels filter)
+_RELEVANT_GAINS = {"linear": "linear_relevant", "exp": "exp_relevant"}
 _TREC_LOWER = {name.lower(): name for name in TREC_NAMES}
 # Options every metric accepts in a measure string: the relevance level, ir_measures' `rel`, and
 # `complete` (trec_eval -c for this measure alone: Microsoft Recommenders' ndcg_at_k scores a user
@@ -296,6 +306,30 @@ def _parse_duck(spelling: str) -> Measure | None:
     return _build(spelling, metric, spelled.fixed, given, spelling)
 
 
+def _parse_persistence(text: str, spelling: str) -> Measure | None:
+    """ranx's rbp.95 and rbp@95: RBP with p = 0.95. The @ form only as ranx writes it, in lower case:
+    ir_measures' RBP@10 is a cutoff."""
+    match = _PERSISTENCE_PATTERN.match(text.strip())
+    if not match or match["name"].lower() not in PERSISTENCE or (match["mark"] == "@" and match["name"] not in PERSISTENCE):
+        return None
+    metric, spelled = PERSISTENCE[match["name"].lower()]
+    return _build(spelling, metric, spelled.fixed, {"p": float("0." + match["digits"])}, spelling)
+
+
+def _at_ranx_level(measure: Measure, base: str, level: int, spelling: str, persistence: bool) -> Measure:
+    """A ranx spelling with its -lN suffix: relevant means grade >= N, and (as ranx drops the judgments
+    below N) a gain measure gains nothing below N."""
+    head = re.split(r"[@(.]", base.strip(), maxsplit=1)[0].lower()
+    if head not in RANX_NAMES or "(" in base or (head in PERSISTENCE and not persistence):
+        raise MeasureError(f"measure {spelling!r}: -l{level} is ranx's relevance level, a suffix of ranx's names "
+                           f"({', '.join(sorted(RANX_NAMES))}; rbp as rbp.NN); elsewhere write rel={level}, "
+                           f"e.g. P(rel={level})@5")
+    given = dict(measure.given)
+    if "gain" in measure.metric.options:  # ranx's names have linear or exp gains (dcg, dcg_burges)
+        given["gain"] = _RELEVANT_GAINS[measure.params["gain"]]
+    return Measure(spelling, measure.metric, tuple(given.items()), level, spelling, measure.complete)
+
+
 def with_gain_map(measures: list[Measure], gain_map: Any) -> list[Measure]:
     """The measures with a gain map for every gain measure that names none (evaluate(gain_map=...),
     as gain= sets the gain rule); its gains are checked finite by the SQL library's option checks."""
@@ -321,11 +355,13 @@ def parse_measure(spelling: str) -> Measure:
     """Parse one measure string; raise MeasureError naming it and the closest valid names."""
     if not isinstance(spelling, str) or not spelling.strip():
         raise MeasureError(f"measure {spelling!r} is empty; try e.g. 'nDCG@10', 'map' or 'P.5'")
-    text = spelling.strip()
-    if re.fullmatch(r"rbp\.\d+", text, re.IGNORECASE):  # ranx's rbp.95 = RBP(p=0.95)
-        return _build(spelling, METRICS["rbp"], (), {"p": float("0." + text[4:])}, spelling)
-    # trec_eval spellings first: 'map', 'P.5', 'ndcg' mean exactly trec_eval's measures.
-    measure = _parse_trec(spelling) or _parse_duck(spelling)
+    suffix = _RANX_LEVEL.match(spelling.strip())
+    base = suffix["base"] if suffix else spelling
+    persistence = _parse_persistence(base, spelling)
+    # then trec_eval spellings: 'map', 'P.5', 'ndcg' mean exactly trec_eval's measures.
+    measure = persistence or _parse_trec(base) or _parse_duck(base)
+    if measure is not None and suffix:
+        return _at_ranx_level(measure, base, int(suffix["level"]), spelling, persistence is not None)
     if measure is None:
         head = re.split(r"[@(.]", spelling.strip(), maxsplit=1)[0]
         lowered = {name.lower(): name for name in known_spellings()}

@@ -23,7 +23,7 @@ COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions;
 
 CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, recall_cutoff := 'round',
         gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL,
-        p := 0.8, graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
+        p := 0.8, graded := true, scaled := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
         retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
         sampled := NULL, correction := 'bv', head := 0.2, similarity := 'cooccurrence') AS
     nullif(concat_ws(chr(10),
@@ -41,8 +41,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'recall must be between 0 and 1; got ' || duckrank.show(recall) END,
         CASE WHEN NOT coalesce(recall_cutoff IN ('round', 'trec_eval9'), false)
              THEN 'recall_cutoff must be one of round, trec_eval9; got ' || duckrank.show(recall_cutoff) END,
-        CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw', 'binary'), false)
-             THEN 'gain must be one of linear, exp, raw, binary (or pass gain_map); got ' || duckrank.show(gain) END,
+        CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw', 'binary', 'linear_relevant', 'exp_relevant'), false)
+             THEN 'gain must be one of linear, exp, raw, binary, linear_relevant, exp_relevant (or pass gain_map); got ' || duckrank.show(gain) END,
         CASE WHEN NOT coalesce(gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), lambda v: isfinite(v) AND abs(v) <= 1e300)), true), false)
              THEN 'gain_map must be a MAP of grade to finite gain of at most 1e300 in size (a query''s DCG sums its gains: larger ones could overflow a double); got ' || duckrank.show(gain_map) END,
         CASE WHEN NOT coalesce(ideal IN ('qrels', 'run'), false)
@@ -53,6 +53,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'p must be strictly between 0 and 1; got ' || duckrank.show(p) END,
         CASE WHEN NOT coalesce(graded IS NOT NULL, false)
              THEN 'graded must be true or false; got ' || duckrank.show(graded) END,
+        CASE WHEN NOT coalesce(scaled IS NOT NULL, false)
+             THEN 'scaled must be true or false; got ' || duckrank.show(scaled) END,
         CASE WHEN NOT coalesce(weight IN ('impressions', 'positives'), false)
              THEN 'weight must be one of impressions, positives; got ' || duckrank.show(weight) END,
         CASE WHEN NOT coalesce(isfinite(threshold), false)
@@ -157,6 +159,19 @@ estimates AS (
 per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_value(q, duckrank.hit_rate_of(q, k), estimates.by_negatives, sampled, correction), q.num_rel, empty) AS DOUBLE) AS value FROM ranked q CROSS JOIN estimates)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.hit_rate IS 'hit@k = 1 if a relevant doc is in the top k, else 0 (per query)';
+
+CREATE OR REPLACE MACRO duckrank.hits(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.hits_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.hits IS 'hits@k = relevant docs in the top k (mean over queries; num_rel_ret sums them) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.reciprocal_rank(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
@@ -334,18 +349,18 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.err IS 'ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), R = (2^g - 1) / 2^g_max (per query)';
 
-CREATE OR REPLACE MACRO duckrank.rbp(qrels, run, k := NULL, p := 0.8, graded := true, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
-        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.rbp(qrels, run, k := NULL, p := 0.8, graded := true, scaled := true, rel_level := 1, ties := 'trec', max_rank := NULL,
+        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, p := p, graded := graded),
+        duckrank.option_problems(k := k, p := p, graded := graded, scaled := scaled),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_of(q, k, p, graded), q.num_rel, empty) AS DOUBLE) AS value, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p), q.num_rel, empty) AS DOUBLE) AS residual
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_of(q, k, p, graded, scaled), q.num_rel, empty) AS DOUBLE) AS value, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p), q.num_rel, empty) AS DOUBLE) AS residual
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value, residual FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.rbp IS 'RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), w = grade / max(1, the query''s top grade) (graded) or rel(i) (per query)';
+COMMENT ON MACRO TABLE duckrank.rbp IS 'RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), w = grade / max(1, the query''s top grade) (graded, scaled), the grade of a relevant doc (graded) or rel(i) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.rbp_residual(qrels, run, k := NULL, p := 0.8, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
