@@ -726,8 +726,8 @@ BOUNDED = {
     "bpref": "duckrank.bpref_of(q)",
     "rprec": "duckrank.r_precision_of(q, 1.0)",
     "err": "duckrank.err_of(q, NULL)",
-    "rbp": "duckrank.rbp_of(q, NULL, 0.8, true)",
-    "rbp_plus_residual": "duckrank.rbp_of(q, NULL, 0.8, false) + duckrank.rbp_residual_of(q, NULL, 0.8)",
+    "rbp": "duckrank.rbp_of(q, NULL, 0.8, true, true)",
+    "rbp_plus_residual": "duckrank.rbp_of(q, NULL, 0.8, false, true) + duckrank.rbp_residual_of(q, NULL, 0.8)",
     "iprec": "duckrank.eleven_point_average_of(q)",
     "judged": "duckrank.judged_of(q, 3)",
 }
