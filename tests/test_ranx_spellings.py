@@ -18,8 +18,10 @@ import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
 
 import duckrank
+from duckrank.cli import main
 from duckrank.errors import MeasureError
 
 pytest.importorskip("ranx")
@@ -104,6 +106,34 @@ def test_bpref_gives_ranx_numbers_where_ranx_and_trec_eval_agree():
                                       abs=1e-12)
 
 
+def test_std_is_ranx_return_std(data, expected):
+    """return_std: numpy's population standard deviation over the queries' values."""
+    qrels, run = data
+    measures = ["ndcg@5", "map", "hits@5-l2", "rbp.95"]
+    got = duckrank.evaluate(qrels, run, measures, complete=True, std=True)
+    assert got == pytest.approx({**{m: expected[m]["mean"] for m in measures},
+                                 **{f"{m}_std": expected[m]["std"] for m in measures}}, abs=1e-12)
+    assert list(got) == ["ndcg@5", "ndcg@5_std", "map", "map_std", "hits@5-l2", "hits@5-l2_std", "rbp.95",
+                         "rbp.95_std"]
+
+
+def test_the_cli_gives_ranx_numbers(data, expected, tmp_path):
+    qrels, run = data
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items()
+                                                for d, g in docs.items()))
+    (tmp_path / "run.txt").write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in run.items()
+                                              for d, s in docs.items()))
+    measures = ["ndcg@5-l2", "hits@5", "rbp@95", "f1", "map-l3"]
+    done = CliRunner().invoke(main, ["eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "-c", "-q",
+                                     "--std", "--format", "jsonl", *(a for m in measures for a in ("-m", m))])
+    assert done.exit_code == 0, done.output
+    rows = {(row["query_id"], row["metric"]): row["value"] for row in map(json.loads, done.stdout.splitlines())}
+    want = {("all", m): expected[m]["mean"] for m in measures}
+    want |= {("all", f"{m}_std"): expected[m]["std"] for m in measures}
+    want |= {(q, m): v for m in measures for q, v in expected[m]["scores"].items()}
+    assert rows == pytest.approx(want, abs=1e-12)
+
+
 @pytest.mark.parametrize("spelling, message", [
     ("P@5-l2", "-l2 is ranx's relevance level"),  # not a ranx name: P(rel=2)@5
     ("rbp-l2", "rbp as rbp.NN"),  # ranx's rbp needs its persistence
@@ -120,3 +150,41 @@ def test_rbp_at_is_ranx_persistence_only_in_ranx_spelling():
     assert duckrank.parse_measure("rbp@95").params["k"] is None
     assert duckrank.parse_measure("RBP@95").params["k"] == 95
     assert duckrank.parse_measure("RBP@95").params["p"] == 0.8
+
+
+def test_std_adds_lines_to_trec_eval_output_and_nothing_else():
+    """--format trec stays trec_eval's bytes without --std; with it, each mean's line is followed by
+    its _std line and every other line is unchanged."""
+    folder = os.path.join(os.path.dirname(__file__), "data", "trec_eval")
+    arguments = ["eval", os.path.join(folder, "qrels.test"), os.path.join(folder, "results.test"), "-m", "all_trec",
+                 "-q", "--format", "trec"]
+    plain = CliRunner().invoke(main, arguments)
+    spread = CliRunner().invoke(main, [*arguments, "--std"])
+    assert plain.exit_code == spread.exit_code == 0, (plain.output, spread.output)
+    assert "_std" not in plain.stdout
+    std_lines = [line for line in spread.stdout.splitlines() if line.split()[0].endswith("_std")]
+    assert [line for line in spread.stdout.splitlines() if line not in std_lines] == plain.stdout.splitlines()
+    lines = spread.stdout.splitlines()
+    for line in std_lines:  # right after its measure's summary, never per query
+        name, query, _ = line.split()
+        assert query == "all" and lines[lines.index(line) - 1].split()[:2] == [name[:-len("_std")], "all"]
+    assert {line.split()[0] for line in std_lines} >= {"map_std", "P_5_std", "ndcg_cut_10_std"}
+    assert not {"num_q_std", "num_ret_std", "gm_map_std"} & {line.split()[0] for line in std_lines}
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["-n", "-q", "--std"], "--std adds lines to the summary, which -n drops"),
+])
+def test_std_cli_errors(tmp_path, arguments, message):
+    (tmp_path / "qrels.txt").write_text("q 0 d 1\n")
+    (tmp_path / "run.txt").write_text("q Q0 d 1 1.0 r\n")
+    done = CliRunner().invoke(main, ["eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), *arguments])
+    assert done.exit_code == 2 and message in done.output
+
+
+def test_std_python_errors():
+    qrels, run = {"q": {"d": 1}}, {"q": {"d": 1.0}}
+    with pytest.raises(duckrank.OptionError, match="std=True adds standard deviations to the summary"):
+        duckrank.evaluate(qrels, run, ["map"], std=True, per_query=True)
+    with pytest.raises(duckrank.OptionError, match="std must be True or False, got 'yes'"):
+        duckrank.evaluate(qrels, run, ["map"], std="yes")
