@@ -447,7 +447,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       "ACLT@k = items of the top k outside the short head", ("k", "head"), reads="top_k",
       aliases=(spell("aclt"),), oracle="formula", source=_BEYOND),
     M("num_q", "1", "the number of queries scored", summary="count", per_query=False,
-      trec_eval=(spell("num_q"),), ir_measures=(spell("NumQ"),), oracle="pytrec_eval", table_macro=False),
+      trec_eval=(spell("num_q"),), oracle="pytrec_eval", table_macro=False),
+    M("num_run_queries", "duckrank.run_query_of(q)", "queries the run holds: 1 for each, 0 for a qrels query it "
+      "misses (complete)", summary="sum", ir_measures=(spell("NumQ"),),
+      aliases=(spell("num_run_queries"),), oracle="ir_measures", source=_SET),
     M("num_ret", "q.num_ret", "documents retrieved", summary="sum", trec_eval=(spell("num_ret"),),
       ir_measures=(spell("NumRet"),), rel_variant="num_rel_ret", oracle="pytrec_eval", source="sql/20_ranked.sql"),
     M("num_rel", "q.num_rel", "relevant documents (R)", summary="sum", trec_eval=(spell("num_rel"),),

@@ -410,6 +410,11 @@ def ir_measures_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: R
     import ir_measures
 
     only_nonrelevant_unjudged(options, "ir_measures")
+    if metric == "num_run_queries":  # NumQ: 1 for each query of the run (and the qrels)
+        ranked = rankings(run, qrels)
+        return {m.query_id: float(m.value) for m in ir_measures.iter_calc(
+            [ir_measures.NumQ], [ir_measures.Qrel(q, d, int(g)) for q, d, g in qrels if q in ranked],
+            {q: rank_scores(docs) for q, docs in ranked.items()})}
     if metric != "judged":
         raise ValueError(f"no ir_measures mapping for metric {metric!r}: add one to tests/oracles.py")
     # ir_measures' Judged counts any qrels entry as a judgment; in duckrank a negative grade is

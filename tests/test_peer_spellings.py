@@ -104,3 +104,17 @@ def test_iprec_cuts_recall_as_ir_measures_does(data):
     queries = {q for q, _ in values}
     assert all(values[(q, a)] == values[(q, b)] for q in queries for a, b in zip(trec, rounded))
     assert any(values[(q, a)] != got[(q, b)] for q in queries for a, b in zip(trec, spellings))
+
+
+def test_num_q_per_query_equals_ir_measures(data):
+    # ir_measures' NumQ is 1 for each query the run holds and 0 for a qrels query it misses (q13),
+    # summed; trec_eval's num_q counts every scored query (under -c the missed one too), summary only
+    qrels, run = data
+    rows = {(row.query_id, "NumQ"): row.value for row in ir_measures.iter_calc([ir_measures.NumQ], qrels, run)}
+    assert rows[("q13", "NumQ")] == 0.0
+    got = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, ["NumQ", "num_q"], complete=True,
+                                                      per_query=True).fetchall()}
+    assert got == rows
+    summary = duckrank.evaluate(qrels, run, ["NumQ", "num_q"], complete=True)
+    assert summary == {"NumQ": ir_measures.calc_aggregate([ir_measures.NumQ], qrels, run)[ir_measures.NumQ],
+                       "num_q": 14.0}

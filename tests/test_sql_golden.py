@@ -268,6 +268,9 @@ EDGE_CASES = [
     ("num_rel", {}, {"g": 3, "norel": 0, "allneg": 0}),
     ("num_rel_ret", {}, {"g": 2, "norel": 0, "allneg": 0}),
     ("num_nonrel_judged_ret", {}, {"g": 1, "norel": 1, "allneg": 0}),
+    # ir_measures' NumQ: 1 for each query the run holds; complete's onlyqrels (missed) 0
+    ("num_run_queries", {}, {"g": 1, "norel": 1, "allneg": 1}),
+    ("num_run_queries", {"complete": True}, {"g": 1, "norel": 1, "allneg": 1, "onlyqrels": 0}),
     # RBP's residual: p^d + (1 - p) sum over the unjudged ranks i of p^(i-1); 'g' has d4 and u1
     # unjudged at ranks 4, 5; 'norel' d9 at 2; 'allneg' both its docs: 0.64 + 0.2 (1 + 0.8) = 1
     ("rbp_residual", {}, {"g": 0.8 ** 5 + 0.2 * (0.8 ** 3 + 0.8 ** 4), "norel": 0.8 ** 2 + 0.2 * 0.8,
