@@ -278,6 +278,17 @@ def _braced_gain_map(text: str, spelling: str) -> dict[float, float]:
     return _gain_map(text[1:-1], spelling, "grade:gain", _BRACED)
 
 
+def _ir_measures_gains(text: str, spelling: str) -> dict[float, float]:
+    """ir_measures' gains={grade:gain,...}: it rewrites those grades of the qrels to their gains before
+    nDCG, which is duckrank's gain map where both are at least 0 (a negative grade or gain is
+    "pooled but unjudged" to it, and gains nothing)."""
+    gains = _braced_gain_map(text, spelling)
+    if any(grade < 0 or gain < 0 for grade, gain in gains.items()):
+        raise MeasureError(f"measure {spelling!r}: ir_measures' gains= takes grades and gains of at least 0 (it "
+                           f"reads a negative one as unjudged); for negative gains write gain_map= instead")
+    return gains
+
+
 def _parse_duck(spelling: str) -> Measure | None:
     text = spelling.strip()
     match = _DUCK_PATTERN.match(text)
@@ -298,7 +309,10 @@ def _parse_duck(spelling: str) -> Measure | None:
             if not sep or not key.strip():
                 raise MeasureError(f"measure {spelling!r}: options are written name=value, e.g. nDCG(gain=exp)@10")
             key = key.strip().lower()
-            given[key] = _braced_gain_map(value, spelling) if key == "gain_map" else _option_value(value, spelling)
+            if key == "gains":
+                given["gain_map"] = _ir_measures_gains(value, spelling)
+            else:
+                given[key] = _braced_gain_map(value, spelling) if key == "gain_map" else _option_value(value, spelling)
     if match["cutoff"] is not None:
         if metric.cutoff is None or not spelled.cutoff:
             raise MeasureError(f"measure {spelling!r}: {match['name']} takes no @cutoff")

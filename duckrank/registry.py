@@ -406,7 +406,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("judged", "duckrank.judged_of(q, {k})", "Judged@k = the share of the top k (or of the retrieved, if fewer) that "
       "is judged", ("k",), ir_measures=(spell("Judged"),), cut=True, oracle="ir_measures", source=_SET),
     M("auc", "duckrank.auc_of(q)", "AUC of a query's retrieved docs by rank sums, ties averaged (NULL without both "
-      "classes)", SAMPLED_OPTIONS, reads="all", aliases=(spell("auc"),), oracle="formula", source=_AUC,
+      "classes; ir_measures' Accuracy)", SAMPLED_OPTIONS, reads="all", ir_measures=(spell("Accuracy"),),
+      aliases=(spell("auc"),), oracle="formula", source=_AUC,
       sampled="duckrank.auc_at_rank(rank, {sampled})"),
     M("gauc", "duckrank.gauc_of_log({log}, {weight}, {rel_level})", "GAUC: per-query AUC averaged with weights "
       "impressions or positives", ("weight",), summary="log", reads="log", aliases=(spell("gauc"),),

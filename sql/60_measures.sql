@@ -405,7 +405,7 @@ estimates AS (
              ELSE (SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM ranked q) END, correction)),
 per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_value(q, duckrank.auc_of(q), estimates.by_negatives, sampled, correction), q.num_rel, empty) AS DOUBLE) AS value FROM ranked q CROSS JOIN estimates)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.auc IS 'AUC of a query''s retrieved docs by rank sums, ties averaged (NULL without both classes) (per query)';
+COMMENT ON MACRO TABLE duckrank.auc IS 'AUC of a query''s retrieved docs by rank sums, ties averaged (NULL without both classes; ir_measures'' Accuracy) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.gauc(log, weight := 'impressions', rel_level := 1) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
