@@ -42,6 +42,11 @@ from duckrank.registry import CONVENTIONS, EMPTY_GAIN_MAP, METRICS, OPTIONS
 _SUMMARY_SQL = {"mean": "list_sum(list(value ORDER BY query_id)) / count(value)", "sum": "sum(value)",
                 "gmean": "exp(list_sum(list(duckrank.log_floored(value) ORDER BY query_id)) / count(value))",
                 "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)", "overall": "avg(value)"}
+# With std, each mean also gets the standard deviation of its per-query values as ranx's return_std
+# computes it (numpy's std: the population's, ddof 0), in query order like the mean, reported as
+# the measure's name with this suffix.
+_STD_SQL = "list_stddev_pop(list(value ORDER BY query_id))"
+STD_SUFFIX = "_std"
 
 
 @dataclass
@@ -83,6 +88,7 @@ class Results:
     # (run, qrels queries the run lacks, qrels queries): filled when compute(count_missing=True)
     missing: list[tuple[str, int, int]] = field(default_factory=list)
     tags: list[str | None] = field(default_factory=list)  # each run's TREC tag (None: not TREC text)
+    std: bool = False  # whether the summary adds each mean's standard deviation (<measure>_std)
 
     def _by_sql(self, prefix: str = "") -> str:
         return "".join(f"{prefix}{quote_identifier(name)}, " for name in self.by)
@@ -109,7 +115,7 @@ class Results:
         """Columns run, [segment columns,] measure, value: each measure summarised over the queries."""
         if self.table is None:
             raise DuckrankError("these results hold the summary rows only (Results.rows)")
-        return self.con.sql(summary_sql(self.table, self.runs, self.measures, self.by))
+        return self.con.sql(summary_sql(self.table, self.runs, self.measures, self.by, self.std))
 
     def as_dict(self) -> dict[Any, Any]:
         """{measure: mean} for one run; {run: {measure: mean}} for several. With segments, each
@@ -124,23 +130,29 @@ class Results:
         return values
 
 
-def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[str]) -> str:
+def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[str], std: bool = False) -> str:
     """Each measure summarised over its per-query rows in `source` (a table, or a parenthesised
     query with columns run_index, [segments,] query_id, measure_index, value): one grouping, the
-    summary rule picked per measure. Text measures (relstring) have no summary."""
+    summary rule picked per measure. Text measures (relstring) have no summary. With std, each mean
+    is followed by its standard deviation, named <measure>_std."""
     by_sql = "".join(f"{quote_identifier(name)}, " for name in by)
     summarised = [i for i, m in enumerate(measures) if m.summary != "none"]
     rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[measures[i].summary]}" for i in summarised)
     value = f"CASE measure_index {rules} END" if rules else "NULL"
+    spread = [i for i in summarised if std and measures[i].summary == "mean"]
+    spread_sql = f"CASE WHEN measure_index IN ({', '.join(map(str, spread))}) THEN {_STD_SQL} END" if spread else "NULL"
     run_names = ", ".join(f"({i}, {sql_text(name)})" for i, name in enumerate(runs))
     measure_names = ", ".join(f"({i}, {sql_text(m.spelling)})" for i, m in enumerate(measures))
-    return (f"SELECT r.run, {by_sql}m.measure, s.value "
-            f"FROM (SELECT run_index, {by_sql}measure_index, {value} AS value "
+    return (f"SELECT r.run, {by_sql}m.measure || x.suffix AS measure, "
+            f"       CASE WHEN x.spread THEN s.std ELSE s.value END AS value "
+            f"FROM (SELECT run_index, {by_sql}measure_index, {value} AS value, {spread_sql} AS std "
             f"      FROM {source} WHERE measure_index IN ({', '.join(map(str, summarised)) or 'NULL'}) "
             f"      GROUP BY run_index, {by_sql}measure_index) s "
+            f"JOIN (VALUES (false, ''), (true, {sql_text(STD_SUFFIX)})) x(spread, suffix) "
+            f"  ON NOT x.spread OR s.measure_index IN ({', '.join(map(str, spread)) or 'NULL'}) "
             f"JOIN (VALUES {run_names}) r(run_index, run) USING (run_index) "
             f"JOIN (VALUES {measure_names}) m(measure_index, measure) USING (measure_index) "
-            f"ORDER BY s.run_index, {by_sql}s.measure_index")
+            f"ORDER BY s.run_index, {by_sql}s.measure_index, x.spread")
 
 
 def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
@@ -728,13 +740,16 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             empty: str | None = None, unjudged: str | None = None, gain: str | None = None,
             gain_map: dict[float, float] | None = None, duplicates: str | None = None, sampled: int | None = None,
             correction: str | None = None, literal: bool | None = None, summary_only: bool = False,
-            train: Any = None, items: Any = None) -> Results:
+            std: bool = False, train: Any = None, items: Any = None) -> Results:
     """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
     ranking convention; see duckrank.evaluate for the friendly front door.
 
     Without con= (and engine settings) the work runs on a cursor of duckrank's process-wide
     connection, whose macros are loaded once. summary_only computes the summary rows in the same
-    query and keeps no per-query table. A convention left None takes the registry's default."""
+    query and keeps no per-query table. std adds each mean's standard deviation to the summary
+    (<measure>_std). A convention left None takes the registry's default."""
+    if not isinstance(std, bool):
+        raise OptionError(f"std must be True or False, got {std!r}")
     parsed = parse_measures(list(measures) if not isinstance(measures, str) else measures)
     if not parsed:
         raise OptionError("measures is empty: name at least one, e.g. ['map', 'ndcg@10']")
@@ -836,12 +851,12 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         per_query = [f"SELECT r.run_index, p.* FROM ({part}) p JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)"
                      for part in parts]
         if summary_only and len(per_query) == 1:
-            rows = con.execute(summary_sql(f"({per_query[0]})", plan.runs, parsed, segments)).fetchall()
+            rows = con.execute(summary_sql(f"({per_query[0]})", plan.runs, parsed, segments, std)).fetchall()
             scored = {row[-2] for row in rows}
             if not any(m.spelling in scored for m in ranking) and any(m.metric.per_query for m in ranking):
                 raise _no_common_queries(con, run_sources, qrels_source)
             missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-            return Results(con, plan.runs, parsed, None, segments, rows, missing, _tags(plan, run_sources))
+            return Results(con, plan.runs, parsed, None, segments, rows, missing, _tags(plan, run_sources), std)
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
         measures_sql = ", ".join(f"({i}, {sql_text(m.spelling)}, {sql_literal(m.metric.per_query)})"
                                  for i, m in enumerate(parsed))
@@ -857,7 +872,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
         raise _no_common_queries(con, run_sources, qrels_source)
     missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-    return Results(con, plan.runs, parsed, table, segments, missing=missing, tags=_tags(plan, run_sources))
+    return Results(con, plan.runs, parsed, table, segments, missing=missing, tags=_tags(plan, run_sources), std=std)
 
 
 @interruptible
@@ -867,6 +882,8 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
 
     `run` may be a list of runs (or carry a run_id column): the result is then {run: {measure: mean}}.
     `by=` names extra run (or log) columns to score per value of: {segment: {measure: mean}}.
+    `std=True` adds each mean's standard deviation over the queries, as ranx's return_std computes it
+    (numpy's: the population's), keyed <measure>_std after the measure.
     `per_query=True` returns a DuckDB relation (query_id, measure, value; plus run for several
     runs and the `by` columns; plus text for a text measure, relstring) that converts with
     .arrow(), .df(), .pl(). Options: the conventions
@@ -890,6 +907,9 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     con = options.get("con")
     with Guest.of(con) as guest:
         if per_query:
+            if options.get("std"):
+                raise OptionError("std=True adds standard deviations to the summary; per_query=True returns the "
+                                  "per-query values instead: pass one or the other")
             results = compute(qrels, run, measures, **options)
             guest.keep(results.table, f"{results.table}_measures")
             relation = results.per_query

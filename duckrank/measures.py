@@ -4,7 +4,8 @@ One parser serves three spelling families, case-insensitively:
   duckrank / ir_measures: nDCG@10, nDCG(gain=exp)@10, P(rel=2)@5, AP(denominator=min)@10, RR, ERR@20, AUC
   trec_eval:              map, P.5, ndcg_cut.10, recip_rank, success.10, map_cut.100, set_F, Rprec, bpref
                           (and the printed forms P_5, ndcg_cut_10, iprec_at_recall_0.10, ...)
-  ranx:                   precision@10, recall@100, mrr, hit_rate@5, f1@10, ndcg_burges@10, rbp.95
+  ranx:                   precision@10, recall@100, mrr, hits@5, f1@10, ndcg_burges@10, rbp.95 (= rbp@95),
+                          and ranx's relevance-level suffix: ndcg@10-l2
 The names, options and defaults are the registry's (duckrank.registry); a parsed measure keeps only
 the options its spelling wrote, and the defaults are merged when it is rendered.
 """
@@ -27,7 +28,16 @@ from duckrank.registry import (ALL_TREC, METRICS, OPTIONS, RANKED_OPTIONS, TREC_
 TREC_NAMES: dict[str, tuple[Metric, Spelling]] = {
     s.name: (m, s) for m in METRICS.values() for s in m.trec_eval}
 NAMES: dict[str, tuple[Metric, Spelling]] = {
-    s.name.lower(): (m, s) for m in METRICS.values() for s in (*m.ir_measures, *m.ranx, *m.recommenders, *m.aliases)}
+    s.name.lower(): (m, s) for m in METRICS.values() for s in (*m.ir_measures, *m.ranx, *m.recommenders, *m.aliases)
+    if s.parameter != "persistence"}
+# ranx's names, which take its -lN suffix; and its rbp, written with its persistence (rbp.95)
+RANX_NAMES = {s.name.lower() for m in METRICS.values() for s in m.ranx}
+PERSISTENCE: dict[str, tuple[Metric, Spelling]] = {
+    s.name: (m, s) for m in METRICS.values() for s in m.ranx if s.parameter == "persistence"}
+_PERSISTENCE_PATTERN = re.compile(r"^(?P<name>[A-Za-z_]+)(?P<mark>[.@])(?P<digits>\d+)$")
+_RANX_LEVEL = re.compile(r"^(?P<base>.+)-l(?P<level>\d+)$", re.IGNORECASE)
+# ranx's -lN with a gain measure also drops the grades below N from the gains (its qrels filter)
+_RELEVANT_GAINS = {"linear": "linear_relevant", "exp": "exp_relevant"}
 _TREC_LOWER = {name.lower(): name for name in TREC_NAMES}
 # Options every metric accepts in a measure string: the relevance level, ir_measures' `rel`, and
 # `complete` (trec_eval -c for this measure alone: Microsoft Recommenders' ndcg_at_k scores a user
@@ -279,6 +289,17 @@ def _braced_gain_map(text: str, spelling: str) -> dict[float, float]:
     return _gain_map(text[1:-1], spelling, "grade:gain", _BRACED)
 
 
+def _ir_measures_gains(text: str, spelling: str) -> dict[float, float]:
+    """ir_measures' gains={grade:gain,...}: it rewrites those grades of the qrels to their gains before
+    nDCG, which is duckrank's gain map where both are at least 0 (a negative grade or gain is
+    "pooled but unjudged" to it, and gains nothing)."""
+    gains = _braced_gain_map(text, spelling)
+    if any(grade < 0 or gain < 0 for grade, gain in gains.items()):
+        raise MeasureError(f"measure {spelling!r}: ir_measures' gains= takes grades and gains of at least 0 (it "
+                           f"reads a negative one as unjudged); for negative gains write gain_map= instead")
+    return gains
+
+
 def _parse_duck(spelling: str) -> Measure | None:
     text = spelling.strip()
     match = _DUCK_PATTERN.match(text)
@@ -299,12 +320,39 @@ def _parse_duck(spelling: str) -> Measure | None:
             if not sep or not key.strip():
                 raise MeasureError(f"measure {spelling!r}: options are written name=value, e.g. nDCG(gain=exp)@10")
             key = key.strip().lower()
-            given[key] = _braced_gain_map(value, spelling) if key == "gain_map" else _option_value(value, spelling)
+            if key == "gains":
+                given["gain_map"] = _ir_measures_gains(value, spelling)
+            else:
+                given[key] = _braced_gain_map(value, spelling) if key == "gain_map" else _option_value(value, spelling)
     if match["cutoff"] is not None:
         if metric.cutoff is None or not spelled.cutoff:
             raise MeasureError(f"measure {spelling!r}: {match['name']} takes no @cutoff")
         given[metric.cutoff] = _number(match["cutoff"], spelling)
     return _build(spelling, metric, spelled.fixed, given, spelling)
+
+
+def _parse_persistence(text: str, spelling: str) -> Measure | None:
+    """ranx's rbp.95 and rbp@95: RBP with p = 0.95. The @ form only as ranx writes it, in lower case:
+    ir_measures' RBP@10 is a cutoff."""
+    match = _PERSISTENCE_PATTERN.match(text.strip())
+    if not match or match["name"].lower() not in PERSISTENCE or (match["mark"] == "@" and match["name"] not in PERSISTENCE):
+        return None
+    metric, spelled = PERSISTENCE[match["name"].lower()]
+    return _build(spelling, metric, spelled.fixed, {"p": float("0." + match["digits"])}, spelling)
+
+
+def _at_ranx_level(measure: Measure, base: str, level: int, spelling: str, persistence: bool) -> Measure:
+    """A ranx spelling with its -lN suffix: relevant means grade >= N, and (as ranx drops the judgments
+    below N) a gain measure gains nothing below N."""
+    head = re.split(r"[@(.]", base.strip(), maxsplit=1)[0].lower()
+    if head not in RANX_NAMES or "(" in base or (head in PERSISTENCE and not persistence):
+        raise MeasureError(f"measure {spelling!r}: -l{level} is ranx's relevance level, a suffix of ranx's names "
+                           f"({', '.join(sorted(RANX_NAMES))}; rbp as rbp.NN); elsewhere write rel={level}, "
+                           f"e.g. P(rel={level})@5")
+    given = dict(measure.given)
+    if "gain" in measure.metric.options:  # ranx's names have linear or exp gains (dcg, dcg_burges)
+        given["gain"] = _RELEVANT_GAINS[measure.params["gain"]]
+    return Measure(spelling, measure.metric, tuple(given.items()), level, spelling, measure.complete)
 
 
 def with_gain_map(measures: list[Measure], gain_map: Any) -> list[Measure]:
@@ -332,14 +380,16 @@ def parse_measure(spelling: str) -> Measure:
     """Parse one measure string; raise MeasureError naming it and the closest valid names."""
     if not isinstance(spelling, str) or not spelling.strip():
         raise MeasureError(f"measure {spelling!r} is empty; try e.g. 'nDCG@10', 'map' or 'P.5'")
-    text = spelling.strip()
-    if re.fullmatch(r"rbp\.\d+", text, re.IGNORECASE):  # ranx's rbp.95 = RBP(p=0.95)
-        return _build(spelling, METRICS["rbp"], (), {"p": float("0." + text[4:])}, spelling)
-    # trec_eval spellings first: 'map', 'P.5', 'ndcg' mean exactly trec_eval's measures.
-    measure = _parse_trec(spelling) or _parse_duck(spelling)
-    if measure is None and text in TREC_UNREAD_SETS:
-        raise MeasureError(f"{text!r} is trec_eval's measure set over {TREC_UNREAD_SETS[text]}, which duckrank "
-                           f"does not read; its sets over qrels are {', '.join(TREC_SETS)}")
+    suffix = _RANX_LEVEL.match(spelling.strip())
+    base = suffix["base"] if suffix else spelling
+    persistence = _parse_persistence(base, spelling)
+    # then trec_eval spellings: 'map', 'P.5', 'ndcg' mean exactly trec_eval's measures.
+    measure = persistence or _parse_trec(base) or _parse_duck(base)
+    if measure is not None and suffix:
+        return _at_ranx_level(measure, base, int(suffix["level"]), spelling, persistence is not None)
+    if measure is None and spelling.strip() in TREC_UNREAD_SETS:
+        raise MeasureError(f"{spelling.strip()!r} is trec_eval's measure set over {TREC_UNREAD_SETS[spelling.strip()]}, "
+                           f"which duckrank does not read; its sets over qrels are {', '.join(TREC_SETS)}")
     if measure is None:
         head = re.split(r"[@(.]", spelling.strip(), maxsplit=1)[0]
         lowered = {name.lower(): name for name in known_spellings()}

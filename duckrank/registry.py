@@ -107,9 +107,10 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
           "floor(r R + 0.9) (trec_eval9: trec_eval 9, pytrec_eval, ir_measures' IPrec)",
           choices=("round", "trec_eval9")),
     Param("gain", "text", "linear", "gain of a grade: linear (negatives 0), exp (2^g - 1), raw (negatives count), "
-          "binary (1 if relevant: grade >= the relevance level, else 0)",
-          choices=("linear", "exp", "raw", "binary"), must="be one of linear, exp, raw, binary (or pass gain_map)",
-          relation=True),
+          "binary (1 if relevant: grade >= the relevance level, else 0), linear_relevant or exp_relevant (linear or "
+          "exp for a relevant grade, else 0: ranx's -lN)",
+          choices=("linear", "exp", "raw", "binary", "linear_relevant", "exp_relevant"),
+          must="be one of linear, exp, raw, binary, linear_relevant, exp_relevant (or pass gain_map)", relation=True),
     Param("gain_map", "gain_map", {}, "gains of listed grades, e.g. {1: 3, 2: 9} (trec_eval ndcg.1=3,2=9)",
           valid="gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), "
                 "lambda v: isfinite(v) AND abs(v) <= 1e300)), true)",
@@ -123,6 +124,9 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
     Param("p", "number", 0.8, "RBP's persistence", valid="p > 0 AND p < 1", must="be strictly between 0 and 1"),
     Param("graded", "boolean", True, "RBP weighs a doc by its grade / the query's top grade (trec_eval 10); false: "
           "by rel(i), Moffat & Zobel's binary RBP", valid="graded IS NOT NULL", must="be true or false"),
+    Param("scaled", "boolean", True, "graded RBP divides a grade by the query's top grade when that is above 1 "
+          "(trec_eval 10); false: weighs a relevant doc by its grade as it is (ranx)", valid="scaled IS NOT NULL",
+          must="be true or false"),
     Param("weight", "text", "impressions", "GAUC weights each query by its impressions or its positives",
           choices=("impressions", "positives")),
     Param("threshold", "number", 0.5, "predicted positive when score >= threshold",
@@ -231,7 +235,8 @@ class Spelling:
     gains) and, for trec_eval names, what its parameter sets and the values trec_eval prints for
     the bare name on its command line (-m P is P.5,10,...,1000). The parameter: an option a number
     sets (P.5 sets k), gain_map (ndcg.1=3,2=9), named (rbp.p=0.95), beta^2 (trec_eval's set_F.x is
-    beta squared), or options set by position (utility.1,-1,0,0)."""
+    beta squared), or options set by position (utility.1,-1,0,0); for ranx's rbp, persistence: its
+    digits after a dot or @ are p's decimals (rbp.95 and rbp@95 are p = 0.95)."""
 
     name: str
     fixed: tuple[tuple[str, Any], ...] = ()
@@ -325,10 +330,13 @@ class Metric:
 
     def shown_spellings(self) -> dict[str, list[str]]:
         """Each family's spellings as a user writes them: trec_eval's with their .N parameter
-        (P.N; ndcg's parameter is a gain map), the others with @k when the metric has a cutoff."""
+        (P.N; ndcg's parameter is a gain map), the others with @k when the metric has a cutoff (ranx's
+        rbp with its persistence: rbp.NN)."""
         def trec(s: Spelling) -> str:
             return f"{s.name}.N" if s.parameter in ("k", "mult", "recall") else s.name
         def other(s: Spelling) -> str:
+            if s.parameter == "persistence":
+                return f"{s.name}.NN"
             return f"{s.name}@k" if self.cutoff and s.cutoff else s.name
         return {"trec_eval": [trec(s) for s in self.trec_eval], "ir_measures": [other(s) for s in self.ir_measures],
                 "ranx": [other(s) for s in self.ranx], "recommenders": [other(s) for s in self.recommenders],
@@ -367,6 +375,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       ("k", *SAMPLED_OPTIONS), trec_eval=(spell("success", "k", ("1", "5", "10")),), ir_measures=(spell("Success"),),
       ranx=(spell("hit_rate"),), aliases=(spell("hit"), spell("hits_at")), cut=True, oracle="pytrec_eval", source=_SET,
       sampled="duckrank.hit_at_rank(rank, {k})"),
+    M("hits", "duckrank.hits_of(q, {k})", "hits@k = relevant docs in the top k (mean over queries; num_rel_ret sums "
+      "them)", ("k",), ranx=(spell("hits"),), cut=True, oracle="ranx", source=_SET),
     M("reciprocal_rank", "duckrank.reciprocal_rank_of(q, {k})", "RR@k = 1 / rank of the first relevant doc in the "
       "top k, else 0 (mean: MRR)", ("k", *SAMPLED_OPTIONS), trec_eval=(spell("recip_rank"),), ir_measures=(spell("RR"),),
       ranx=(spell("mrr"),), aliases=(spell("reciprocal_rank"),), cut=True, oracle="pytrec_eval", source=_RANK,
@@ -412,9 +422,11 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       sampled="duckrank.discount_at_rank(rank, {k})"),
     M("err", "duckrank.err_of(q, {k})", "ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), "
       "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR"),), cut=True, oracle="formula", source=_GAIN),
-    M("rbp", "duckrank.rbp_of(q, {k}, {p}, {graded})", "RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), "
-      "w = grade / max(1, the query's top grade) (graded) or rel(i)", ("k", "p", "graded"),
-      trec_eval=(spell("rbp", "named", p=0.9),), ir_measures=(spell("RBP"),), ranx=(spell("rbp"),), cut=True, oracle="ranx",
+    M("rbp", "duckrank.rbp_of(q, {k}, {p}, {graded}, {scaled})", "RBP(p)@k = (1 - p) sum over i <= k of w(i) "
+      "p^(i-1), w = grade / max(1, the query's top grade) (graded, scaled), the grade of a relevant doc (graded) or "
+      "rel(i)", ("k", "p", "graded", "scaled"),
+      trec_eval=(spell("rbp", "named", p=0.9),), ir_measures=(spell("RBP"),),
+      ranx=(Spelling("rbp", (("scaled", False),), "persistence", cutoff=False),), cut=True, oracle="ranx",
       also=(("residual", "rbp_residual"),), source=_GAIN),
     M("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p}, {stand_in})", "RBP's residual: the weight of the "
       "unjudged docs in the top k and of the ranks beyond", ("k", "p", "stand_in"), trec_eval=(spell("rbp_resid", "named", p=0.9),),
@@ -422,7 +434,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("judged", "duckrank.judged_of(q, {k})", "Judged@k = the share of the top k (or of the retrieved, if fewer) that "
       "is judged", ("k",), ir_measures=(spell("Judged"),), cut=True, oracle="ir_measures", source=_SET),
     M("auc", "duckrank.auc_of(q)", "AUC of a query's retrieved docs by rank sums, ties averaged (NULL without both "
-      "classes)", SAMPLED_OPTIONS, reads="all", aliases=(spell("auc"),), oracle="formula", source=_AUC,
+      "classes; ir_measures' Accuracy)", SAMPLED_OPTIONS, reads="all", ir_measures=(spell("Accuracy"),),
+      aliases=(spell("auc"),), oracle="formula", source=_AUC,
       sampled="duckrank.auc_at_rank(rank, {sampled})"),
     M("gauc", "duckrank.gauc_of_log({log}, {weight}, {rel_level})", "GAUC: per-query AUC averaged with weights "
       "impressions or positives", ("weight",), summary="log", reads="log", aliases=(spell("gauc"),),
@@ -463,7 +476,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       "ACLT@k = items of the top k outside the short head", ("k", "head"), reads="top_k",
       aliases=(spell("aclt"),), oracle="formula", source=_BEYOND),
     M("num_q", "1", "the number of queries scored", summary="count", per_query=False,
-      trec_eval=(spell("num_q"),), ir_measures=(spell("NumQ"),), oracle="pytrec_eval", table_macro=False),
+      trec_eval=(spell("num_q"),), oracle="pytrec_eval", table_macro=False),
+    M("num_run_queries", "duckrank.run_query_of(q)", "queries the run holds: 1 for each, 0 for a qrels query it "
+      "misses (complete)", summary="sum", ir_measures=(spell("NumQ"),),
+      aliases=(spell("num_run_queries"),), oracle="ir_measures", source=_SET),
     M("num_ret", "q.num_ret", "documents retrieved", summary="sum", trec_eval=(spell("num_ret"),),
       ir_measures=(spell("NumRet"),), rel_variant="num_rel_ret", oracle="pytrec_eval", source="sql/20_ranked.sql"),
     M("num_rel", "q.num_rel", "relevant documents (R)", summary="sum", trec_eval=(spell("num_rel"),),

@@ -19,28 +19,31 @@ COMMENT ON MACRO duckrank.relevant IS '1.0 if grade >= rel_level and grade >= 0,
 -- The gain of a judged grade. linear = grade (negatives 0, trec_eval), exp = 2^grade - 1
 -- ("industry DCG"), raw = grade as given (negatives penalise), binary = 1 for a relevant grade
 -- (>= rel_level, as every binary metric reads it), else 0 (Microsoft Recommenders' and RecBole's
--- nDCG). gain_map overrides the gain of the grades it lists, as trec_eval's ndcg.1=3,2=9 does;
--- unjudged docs (grade NULL) gain 0.
+-- nDCG); linear_relevant and exp_relevant are linear and exp for a relevant grade and 0 below the
+-- relevance level (ranx, whose -lN suffix drops the judgments below N). gain_map overrides the gain
+-- of the grades it lists, as trec_eval's ndcg.1=3,2=9 does; unjudged docs (grade NULL) gain 0.
 CREATE OR REPLACE MACRO duckrank.gain_of(grade, gain, gain_map, rel_level) AS
     CASE WHEN grade IS NULL THEN 0.0
          -- the cardinality test folds away for the (constant) empty map, and with it the lookup
          WHEN cardinality(gain_map) > 0 AND grade >= 0
               AND CAST(gain_map AS MAP(DOUBLE, DOUBLE))[CAST(grade AS DOUBLE)] IS NOT NULL
              THEN CAST(gain_map AS MAP(DOUBLE, DOUBLE))[CAST(grade AS DOUBLE)]
+         WHEN gain IN ('linear_relevant', 'exp_relevant') AND duckrank.relevant(grade, rel_level) = 0 THEN 0.0
          -- 2^1024 is past a double: a silent inf (and NaN for nDCG) would be a wrong number
-         WHEN gain = 'exp' AND grade >= 1024
+         WHEN gain IN ('exp', 'exp_relevant') AND grade >= 1024
              THEN error(concat('duckrank: exp gain 2^g - 1 of grade ', grade, ' is past the largest double ',
                                '(grades up to 1023 have one); use linear gains or a gain_map'))
          -- a query's (I)DCG sums its gains: up to 1e300 each, 10^8 of them stay within a double
-         WHEN (gain = 'exp' AND grade > 996) OR (gain = 'linear' AND grade > 1e300)
+         WHEN (gain IN ('exp', 'exp_relevant') AND grade > 996)
+              OR (gain IN ('linear', 'linear_relevant') AND grade > 1e300)
               OR (gain = 'raw' AND (grade > 1e300 OR grade < -1e300))
              THEN error(concat('duckrank: ', gain, ' gain of grade ', grade, ' is past 1e300, the largest gain ',
                                'whose sum over a query cannot overflow a double; rescale the grades or use a gain_map'))
-         WHEN gain = 'exp' THEN power(2.0, greatest(grade, 0)) - 1
+         WHEN gain IN ('exp', 'exp_relevant') THEN power(2.0, greatest(grade, 0)) - 1
          WHEN gain = 'raw' THEN CAST(grade AS DOUBLE)
          WHEN gain = 'binary' THEN duckrank.relevant(grade, rel_level)
          ELSE CAST(greatest(grade, 0) AS DOUBLE) END;
-COMMENT ON MACRO duckrank.gain_of IS 'gain of a grade: linear (default, negatives 0), exp (2^g-1), raw (as given), binary (1 if grade >= rel_level); gain_map overrides listed grades';
+COMMENT ON MACRO duckrank.gain_of IS 'gain of a grade: linear (default, negatives 0), exp (2^g-1), raw (as given), binary (1 if grade >= rel_level), linear_relevant / exp_relevant (0 below rel_level); gain_map overrides listed grades';
 
 -- A judged non-relevant doc (bpref's n and N): graded, but below rel_level.
 CREATE OR REPLACE MACRO duckrank.judged_nonrelevant(grade, rel_level) AS

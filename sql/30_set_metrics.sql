@@ -74,6 +74,14 @@ CREATE OR REPLACE MACRO duckrank.num_rel_ret_of(q) AS
     len(list_filter(q.docs, lambda d: d.rel > 0));
 COMMENT ON MACRO duckrank.num_rel_ret_of IS 'relevant documents retrieved (trec_eval num_rel_ret)';
 
+-- ir_measures' NumQ for one query: 1 for a query the run holds, 0 for a qrels query it misses that
+-- complete := true scores (ir_measures scores every qrels query, those with 0); summed, the queries
+-- the run answers. (Under unjudged := 'skip', trec_eval -J, which ir_measures lacks, such a query
+-- is an empty ranking and counts 1.)
+CREATE OR REPLACE MACRO duckrank.run_query_of(q) AS
+    CASE WHEN q.zero_filled THEN 0.0 ELSE 1.0 END;
+COMMENT ON MACRO duckrank.run_query_of IS '1 for a query the run holds, 0 for a qrels query it misses (ir_measures NumQ)';
+
 CREATE OR REPLACE MACRO duckrank.num_nonrel_judged_ret_of(q) AS
     len(list_filter(q.docs, lambda d: d.nonrel > 0));
 COMMENT ON MACRO duckrank.num_nonrel_judged_ret_of IS 'judged non-relevant documents retrieved (trec_eval num_nonrel_judged_ret)';

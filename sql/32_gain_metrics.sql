@@ -48,16 +48,19 @@ COMMENT ON MACRO duckrank.err_of IS 'ERR@k = sum_{r<=k} (1/r) R_r prod_{i<r} (1 
 -- scaled to [0, 1] when the query has a grade above 1, i.e. grade / max(1, the query's top grade)
 -- (negative grades 0; rel_level plays no part). trec_eval scales by (g - min) / (max - min) over
 -- the gains of grades 0..top, with min left uninitialised in its source; the built binary behaves as
--- min = 0, which is what this computes. Binary (graded := false, Moffat & Zobel): w = rel(i).
+-- min = 0, which is what this computes. Graded, not scaled (ranx): w = the grade of a relevant doc,
+-- else 0. Binary (graded := false, Moffat & Zobel): w = rel(i).
 -- Graded weights are not averaged over ties, so graded RBP refuses ties := 'average'. p is read as
 -- a DOUBLE, as C reads it (a DECIMAL 1 - 0.9 would be exactly 0.1, trec_eval's double is not).
-CREATE OR REPLACE MACRO duckrank.rbp_of(q, k, p, graded) AS
+CREATE OR REPLACE MACRO duckrank.rbp_of(q, k, p, graded, scaled) AS
     (1 - CAST(p AS DOUBLE)) * coalesce(list_sum(list_transform(duckrank.top_docs(q, k),
         lambda d: CASE WHEN graded
-                       THEN duckrank.needs_strict_ties(greatest(coalesce(d.grade, 0), 0) / greatest(q.top_grade, 1),
-                                                       q.tie_rule, 'graded RBP (graded := false is linear)')
+                       THEN duckrank.needs_strict_ties(
+                                CASE WHEN scaled THEN greatest(coalesce(d.grade, 0), 0) / greatest(q.top_grade, 1)
+                                     WHEN d.rel > 0 THEN d.grade ELSE 0 END,
+                                q.tie_rule, 'graded RBP (graded := false is linear)')
                        ELSE d.tied_rel END * power(CAST(p AS DOUBLE), d.rank - 1))), 0.0);
-COMMENT ON MACRO duckrank.rbp_of IS 'RBP(p)@k = (1-p) sum_{i<=k} w(i) p^(i-1), w = grade / max(1, top grade) (graded) or rel(i)';
+COMMENT ON MACRO duckrank.rbp_of IS 'RBP(p)@k = (1-p) sum_{i<=k} w(i) p^(i-1), w = grade / max(1, top grade) (graded, scaled), the grade of a relevant doc (graded) or rel(i)';
 
 -- RBP's residual: the weight RBP could still gain, from unjudged docs in the evaluated depth d and
 -- from the ranks beyond it: p^d + (1 - p) sum_{unjudged i<=d} p^(i-1). The weights of ranks 1..d

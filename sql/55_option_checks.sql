@@ -23,7 +23,7 @@ COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions;
 CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, recall_levels := [0.0,
         0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], recall_cutoff := 'round', gain := 'linear',
         gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL, p := 0.8,
-        graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
+        graded := true, scaled := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
         retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
         stand_in := false, sampled := NULL, correction := 'bv', head := 0.2, similarity := 'cooccurrence') AS
     nullif(concat_ws(chr(10),
@@ -43,8 +43,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'recall_levels must be recall levels between 0 and 1, in ascending order; got ' || duckrank.show(recall_levels) END,
         CASE WHEN NOT coalesce(recall_cutoff IN ('round', 'trec_eval9'), false)
              THEN 'recall_cutoff must be one of round, trec_eval9; got ' || duckrank.show(recall_cutoff) END,
-        CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw', 'binary'), false)
-             THEN 'gain must be one of linear, exp, raw, binary (or pass gain_map); got ' || duckrank.show(gain) END,
+        CASE WHEN NOT coalesce(gain IN ('linear', 'exp', 'raw', 'binary', 'linear_relevant', 'exp_relevant'), false)
+             THEN 'gain must be one of linear, exp, raw, binary, linear_relevant, exp_relevant (or pass gain_map); got ' || duckrank.show(gain) END,
         CASE WHEN NOT coalesce(gain_map IS NOT NULL AND coalesce(list_bool_and(list_transform(map_values(gain_map), lambda v: isfinite(v) AND abs(v) <= 1e300)), true), false)
              THEN 'gain_map must be a MAP of grade to finite gain of at most 1e300 in size (a query''s DCG sums its gains: larger ones could overflow a double); got ' || duckrank.show(gain_map) END,
         CASE WHEN NOT coalesce(ideal IN ('qrels', 'run'), false)
@@ -55,6 +55,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'p must be strictly between 0 and 1; got ' || duckrank.show(p) END,
         CASE WHEN NOT coalesce(graded IS NOT NULL, false)
              THEN 'graded must be true or false; got ' || duckrank.show(graded) END,
+        CASE WHEN NOT coalesce(scaled IS NOT NULL, false)
+             THEN 'scaled must be true or false; got ' || duckrank.show(scaled) END,
         CASE WHEN NOT coalesce(weight IN ('impressions', 'positives'), false)
              THEN 'weight must be one of impressions, positives; got ' || duckrank.show(weight) END,
         CASE WHEN NOT coalesce(isfinite(threshold), false)

@@ -83,6 +83,19 @@ per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_val
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.hit_rate IS 'hit@k = 1 if a relevant doc is in the top k, else 0 (per query)';
 
+CREATE OR REPLACE MACRO duckrank.hits(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.hits_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.hits IS 'hits@k = relevant docs in the top k (mean over queries; num_rel_ret sums them) (per query)';
+
 CREATE OR REPLACE MACRO duckrank.reciprocal_rank(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
@@ -260,18 +273,18 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.err IS 'ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), R = (2^g - 1) / 2^g_max (per query)';
 
-CREATE OR REPLACE MACRO duckrank.rbp(qrels, run, k := NULL, p := 0.8, graded := true, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL,
-        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.rbp(qrels, run, k := NULL, p := 0.8, graded := true, scaled := true, stand_in := false, rel_level := 1, ties := 'trec',
+        max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, p := p, graded := graded, stand_in := stand_in),
+        duckrank.option_problems(k := k, p := p, graded := graded, scaled := scaled, stand_in := stand_in),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_of(q, k, p, graded), q.num_rel, empty) AS DOUBLE) AS value, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p, stand_in), q.num_rel, empty) AS DOUBLE) AS residual
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_of(q, k, p, graded, scaled), q.num_rel, empty) AS DOUBLE) AS value, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p, stand_in), q.num_rel, empty) AS DOUBLE) AS residual
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value, residual FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.rbp IS 'RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), w = grade / max(1, the query''s top grade) (graded) or rel(i) (per query)';
+COMMENT ON MACRO TABLE duckrank.rbp IS 'RBP(p)@k = (1 - p) sum over i <= k of w(i) p^(i-1), w = grade / max(1, the query''s top grade) (graded, scaled), the grade of a relevant doc (graded) or rel(i) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.rbp_residual(qrels, run, k := NULL, p := 0.8, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
@@ -316,7 +329,7 @@ estimates AS (
              ELSE (SELECT list(DISTINCT duckrank.sampled_negatives(q)) FROM ranked q) END, correction)),
 per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_value(q, duckrank.auc_of(q), estimates.by_negatives, sampled, correction), q.num_rel, empty) AS DOUBLE) AS value FROM ranked q CROSS JOIN estimates)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
-COMMENT ON MACRO TABLE duckrank.auc IS 'AUC of a query''s retrieved docs by rank sums, ties averaged (NULL without both classes) (per query)';
+COMMENT ON MACRO TABLE duckrank.auc IS 'AUC of a query''s retrieved docs by rank sums, ties averaged (NULL without both classes; ir_measures'' Accuracy) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.gauc(log, weight := 'impressions', rel_level := 1) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
@@ -458,6 +471,18 @@ users AS MATERIALIZED (
 SELECT query_id, CAST(value AS DOUBLE) AS value FROM duckrank.aclt_of(users, train, k, head, empty)
 WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.aclt IS 'ACLT@k = items of the top k outside the short head (per query)';
+
+CREATE OR REPLACE MACRO duckrank.num_run_queries(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.run_query_of(q), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.num_run_queries IS 'queries the run holds: 1 for each, 0 for a qrels query it misses (complete) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.num_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE

@@ -340,22 +340,34 @@ def ranx_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows, re
             ranx_qrels = {q: {d: max(int(g), 0) for d, g in by_query[q].items()} for q in ranked}
         ranx_run = {q: rank_scores(docs) for q, docs in ranked.items()}
     elif metric == "rbp":
-        # ranx's RBP weighs a hit by its grade. Binary RBP (graded=False, Moffat & Zobel): ranx is
-        # given rel(d) = grade >= rel_level (a negative grade is never relevant). Graded RBP
-        # (trec_eval 10) weighs by grade / max(1, the query's top grade): ranx is given the grades
-        # (negatives 0) and its value, linear in the weights, is divided by that scale below.
-        # ranx's RBP has no cutoff: RBP@k is the RBP of the ranking cut at k.
+        # ranx's RBP weighs a relevant doc (grade >= its -lN level) by its grade: duckrank's graded,
+        # unscaled RBP. Binary RBP (graded=False, Moffat & Zobel): ranx is given rel(d) = grade >=
+        # rel_level (a negative grade is never relevant). Graded RBP (trec_eval 10) weighs by grade /
+        # max(1, the query's top grade), whatever the level: ranx is given the grades (negatives 0) at
+        # level 1 and its value, linear in the weights, is divided by that scale below. ranx's RBP
+        # has no cutoff: RBP@k is the RBP of the ranking cut at k.
         name = f"rbp.{repr(float(options['p']))[2:]}"
         assert float("0." + name[4:]) == options["p"]
+        scaled = options["graded"] and options["scaled"]
         if options["graded"]:
             ranx_qrels = {q: {d: max(int(g), 0) for d, g in by_query[q].items()} for q in ranked}
+            if not scaled:
+                if not float(rel_level).is_integer():
+                    pytest.skip("ranx's relevance level is a whole number")
+                name += f"-l{int(rel_level)}"
         else:
             ranx_qrels = {q: {d: int(g >= 0 and g >= rel_level) for d, g in by_query[q].items()} for q in ranked}
         ranx_run = {q: rank_scores(docs[:k] if k is not None else docs) for q, docs in ranked.items()}
         values = dict(_ranx(ranx_qrels, ranx_run, name))
-        if options["graded"]:
+        if scaled:
             values = {q: v / max(1, *by_query[q].values()) for q, v in values.items()}
         return values
+    elif metric == "hits":  # ranx's hits@k: the relevant docs (grade >= its -lN level) in the top k
+        if not float(rel_level).is_integer():
+            pytest.skip("ranx's relevance level is a whole number")
+        name = ("hits" + (f"@{k}" if k is not None else "")) + f"-l{int(rel_level)}"
+        ranx_qrels = {q: {d: max(int(g), 0) for d, g in by_query[q].items()} for q in ranked}
+        ranx_run = {q: rank_scores(docs) for q, docs in ranked.items()}
     else:
         raise ValueError(f"no ranx mapping for metric {metric!r}: add one to tests/oracles.py")
     return dict(_ranx(ranx_qrels, ranx_run, name))
@@ -398,6 +410,11 @@ def ir_measures_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: R
     import ir_measures
 
     only_nonrelevant_unjudged(options, "ir_measures")
+    if metric == "num_run_queries":  # NumQ: 1 for each query of the run (and the qrels)
+        ranked = rankings(run, qrels)
+        return {m.query_id: float(m.value) for m in ir_measures.iter_calc(
+            [ir_measures.NumQ], [ir_measures.Qrel(q, d, int(g)) for q, d, g in qrels if q in ranked],
+            {q: rank_scores(docs) for q, docs in ranked.items()})}
     if metric != "judged":
         raise ValueError(f"no ir_measures mapping for metric {metric!r}: add one to tests/oracles.py")
     # ir_measures' Judged counts any qrels entry as a judgment; in duckrank a negative grade is

@@ -72,8 +72,11 @@ def test_per_query_matches_pytrec_eval_and_converts():
     ["Rprec", "R-prec", "r-precision", "Rprec_mult.1.0"],
     ["set_F", "F", "f1", "F(beta=1)"],
     ["nDCG(gain=exp)@10", "ndcg_burges@10"],
-    ["rbp.9", "RBP(p=0.9)", "rbp"],  # trec_eval's rbp has p = 0.9
-    ["rbp.8", "RBP(p=0.8)", "RBP"],  # ir_measures' RBP has p = 0.8
+    ["rbp", "RBP(p=0.9)", "rbp.p=0.9"],  # trec_eval's rbp has p = 0.9
+    ["RBP", "RBP(p=0.8)"],  # ir_measures' RBP has p = 0.8
+    # ranx's rbp.9 (= rbp@9) is p = 0.9, a relevant doc weighing its grade unscaled; RBP@9 is a cutoff
+    ["rbp.9", "rbp@9", "RBP(p=0.9,scaled=false)"],
+    ["RBP@9", "RBP(p=0.8)@9", "Rbp@9"],
     ["P.5", "p.5", "P@5", "p@5"],
     ["relative_P.10", "R(cap=true)@10"],
 ])

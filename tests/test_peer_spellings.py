@@ -104,3 +104,60 @@ def test_iprec_cuts_recall_as_ir_measures_does(data):
     queries = {q for q, _ in values}
     assert all(values[(q, a)] == values[(q, b)] for q in queries for a, b in zip(trec, rounded))
     assert any(values[(q, a)] != got[(q, b)] for q in queries for a, b in zip(trec, spellings))
+
+
+def test_num_q_per_query_equals_ir_measures(data):
+    # ir_measures' NumQ is 1 for each query the run holds and 0 for a qrels query it misses (q13),
+    # summed; trec_eval's num_q counts every scored query (under -c the missed one too), summary only
+    qrels, run = data
+    rows = {(row.query_id, "NumQ"): row.value for row in ir_measures.iter_calc([ir_measures.NumQ], qrels, run)}
+    assert rows[("q13", "NumQ")] == 0.0
+    got = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, ["NumQ", "num_q"], complete=True,
+                                                      per_query=True).fetchall()}
+    assert got == rows
+    summary = duckrank.evaluate(qrels, run, ["NumQ", "num_q"], complete=True)
+    assert summary == {"NumQ": ir_measures.calc_aggregate([ir_measures.NumQ], qrels, run)[ir_measures.NumQ],
+                       "num_q": 14.0}
+
+
+@pytest.fixture(params=[4, 5])
+def untied(request):
+    rng = random.Random(request.param)
+    qrels, run = [], []
+    for q in range(15):
+        docs = rng.sample(range(300), 50)
+        if q != 13:  # judged, never retrieved
+            scores = rng.sample(range(10_000), 40)  # distinct: Accuracy orders a tie its own way
+            run += [ScoredDoc(f"q{q}", f"d{d}", s / 100) for d, s in zip(docs[:rng.randint(5, 40)], scores)]
+        if q != 14:  # retrieved, never judged
+            qrels += [Qrel(f"q{q}", f"d{d}", rng.choice([-1, 0, 0, 1, 2, 3])) for d in docs[3:50]]
+    return qrels, run
+
+
+@pytest.mark.parametrize("spellings", [
+    # Accuracy: the share of (relevant, non-relevant) pairs of retrieved docs in order: AUC, no value
+    # for a query without both (nor for one the run misses). Asked for alone: computed beside another
+    # provider's measure, ir_measures fills every qrels query Accuracy has no value for with 0.
+    ["Accuracy", "Accuracy(rel=2)"],
+    # gains={grade:gain}: nDCG of the qrels with those grades rewritten to their gains (pytrec_eval)
+    ["nDCG(gains={2:5})@10", "nDCG(gains={0:1,1:3,3:4})", "nDCG(gains={1:0,2:0})@5"],
+])
+def test_accuracy_and_gains_equal_ir_measures(untied, spellings):
+    qrels, run = untied
+    measures = [ir_measures.parse_measure(s) for s in spellings]
+    own = {str(measure): spelling for spelling, measure in zip(spellings, measures)}
+    expected = {(row.query_id, own[str(row.measure)]): row.value for row in ir_measures.iter_calc(measures, qrels, run)}
+    got = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, spellings, complete=True,
+                                                      per_query=True).fetchall()}
+    assert got == pytest.approx(expected, abs=1e-12)
+    aggregate = ir_measures.calc_aggregate(measures, qrels, run)
+    summary = duckrank.evaluate(qrels, run, spellings, complete=True)
+    assert summary == pytest.approx({s: aggregate[m] for s, m in zip(spellings, measures)}, abs=1e-12)
+    if spellings[0].startswith("nDCG"):  # the gains change the numbers
+        plain = duckrank.evaluate(qrels, run, ["nDCG@10", "nDCG", "nDCG@5"], complete=True)
+        assert all(summary[gains] != pytest.approx(plain[name], abs=1e-9) for gains, name in zip(spellings, plain))
+
+
+def test_gains_refuse_what_ir_measures_reads_otherwise():
+    with pytest.raises(MeasureError, match="gains= takes grades and gains of at least 0"):
+        duckrank.parse_measure("nDCG(gains={1:-1})@10")

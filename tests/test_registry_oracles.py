@@ -42,6 +42,7 @@ OPTION_VALUES: dict[str, list[Any]] = {
     "g_max": [None, 2.0],
     "p": [0.8, 0.5, 0.95],
     "graded": [True, False],
+    "scaled": [True, False],
     "weight": ["impressions", "positives"],
     "retrieved_relevant": [1.0, 2.0],
     "retrieved_nonrelevant": [-1.0, -0.5],

@@ -197,6 +197,9 @@ EDGE_CASES = [
     ("f_measure", {"k": 2}, 2 * 1 / (3 + 2)),
     ("f_measure", {"beta": 2.0}, 5 * 2 / (4 * 3 + 5)),  # (1 + b^2) hits / (b^2 R + retrieved)
     ("hit_rate", {"k": 1}, 1.0),
+    ("hits", {}, 2.0),  # d1 and d3 (ranx's hits: the relevant docs retrieved)
+    ("hits", {"k": 2}, 1.0),
+    ("hits", {"rel_level": 2}, 1.0),  # d1 only
     ("reciprocal_rank", {}, 1.0),
     ("average_precision", {}, (1 + 2 / 3) / 3),  # (P@1 + P@3) / R = 5/9
     ("average_precision", {"k": 2}, 1 / 3),  # map_cut.2: P@1 / R
@@ -232,6 +235,11 @@ EDGE_CASES = [
     # trec_eval's ndcg.1=3,2=9: d1 -> 9, d3 -> 3, d5 (3, unlisted) keeps 3
     ("ndcg", {"gain_map": {1: 3, 2: 9}}, (9 + 3 * D(3)) / (9 + 3 * D(2) + 3 * D(3))),
     ("ndcg", {"ideal": "run"}, (2 + D(3)) / (2 + D(2))),
+    # ranx's -lN: a grade below the level gains nothing, in the ranking and in the ideal (3, 2; d3's 1 gone)
+    ("ndcg", {"gain": "linear_relevant"}, (2 + D(3)) / (3 + 2 * D(2) + D(3))),  # level 1: linear
+    ("ndcg", {"gain": "linear_relevant", "rel_level": 2}, 2 / (3 + 2 * D(2))),
+    ("ndcg", {"gain": "exp_relevant", "rel_level": 2}, 3 / (7 + 3 * D(2))),
+    ("dcg", {"gain": "exp_relevant", "rel_level": 3}, 0.0),  # d5, the only grade 3, is not retrieved
     # ERR, g_max = 3 (the largest grade in the qrels): stop at d1 with (2^2-1)/8, at d3 with 1/8
     ("err", {}, 3 / 8 + (1 - 3 / 8) * (1 / 8) / 3),
     ("err", {"g_max": 2.0}, 3 / 4 + (1 - 3 / 4) * (1 / 4) / 3),
@@ -242,6 +250,9 @@ EDGE_CASES = [
     ("rbp", {"p": 0.5}, 0.5 * (2 / 3 + 0.5 ** 2 / 3)),
     ("rbp", {"graded": False}, 0.2 * (1 + 0.8 ** 2)),
     ("rbp", {"graded": False, "p": 0.5}, 0.5 * (1 + 0.5 ** 2)),
+    # unscaled (ranx): a relevant doc weighs its grade, 2 and 1; at level 2 only d1 is relevant
+    ("rbp", {"scaled": False}, 0.2 * (2 + 0.8 ** 2)),
+    ("rbp", {"scaled": False, "rel_level": 2}, 0.2 * 2),
     # iprec: the cutoff is round(r R) relevant retrieved (at least 1); R = 3, hits at ranks 1 and 3
     ("interpolated_precision", {"recall": 0.0}, 1.0),
     ("interpolated_precision", {"recall": 0.5}, 2 / 3),  # round(1.5) = 2 -> P@3
@@ -258,6 +269,9 @@ EDGE_CASES = [
     ("num_rel", {}, {"g": 3, "norel": 0, "allneg": 0}),
     ("num_rel_ret", {}, {"g": 2, "norel": 0, "allneg": 0}),
     ("num_nonrel_judged_ret", {}, {"g": 1, "norel": 1, "allneg": 0}),
+    # ir_measures' NumQ: 1 for each query the run holds; complete's onlyqrels (missed) 0
+    ("num_run_queries", {}, {"g": 1, "norel": 1, "allneg": 1}),
+    ("num_run_queries", {"complete": True}, {"g": 1, "norel": 1, "allneg": 1, "onlyqrels": 0}),
     # RBP's residual: p^d + (1 - p) sum over the unjudged ranks i of p^(i-1); 'g' has d4 and u1
     # unjudged at ranks 4, 5; 'norel' d9 at 2; 'allneg' both its docs: 0.64 + 0.2 (1 + 0.8) = 1
     ("rbp_residual", {}, {"g": 0.8 ** 5 + 0.2 * (0.8 ** 3 + 0.8 ** 4), "norel": 0.8 ** 2 + 0.2 * 0.8,
@@ -725,8 +739,8 @@ BOUNDED = {
     "bpref": "duckrank.bpref_of(q)",
     "rprec": "duckrank.r_precision_of(q, 1.0)",
     "err": "duckrank.err_of(q, NULL)",
-    "rbp": "duckrank.rbp_of(q, NULL, 0.8, true)",
-    "rbp_plus_residual": "duckrank.rbp_of(q, NULL, 0.8, false) + duckrank.rbp_residual_of(q, NULL, 0.8, false)",
+    "rbp": "duckrank.rbp_of(q, NULL, 0.8, true, true)",
+    "rbp_plus_residual": "duckrank.rbp_of(q, NULL, 0.8, false, true) + duckrank.rbp_residual_of(q, NULL, 0.8, false)",
     "iprec": "duckrank.eleven_point_average_of(q, [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])",
     "judged": "duckrank.judged_of(q, 3)",
 }

@@ -6,6 +6,7 @@ trec_eval's order. It holds no metric math.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -49,6 +50,9 @@ from duckrank.errors import quoted, quoted_path
                    "lists them all.")
 @click.option("-q", "per_query", is_flag=True, help="Per-query rows as well as the summary (trec_eval -q).")
 @click.option("-n", "no_summary", is_flag=True, help="No summary rows (trec_eval -n); use with -q.")
+@click.option("--std", "std", is_flag=True,
+              help="Each mean's standard deviation over the queries as well, as ranx's return_std computes it "
+                   "(numpy's: the population's), on a line <measure>_std after the measure's summary.")
 @click.option("-J", "judged_only", is_flag=True,
               help="Judged docs only: drop unjudged docs before ranking (trec_eval -J; --unjudged skip).")
 @convention_options()
@@ -93,7 +97,7 @@ from duckrank.errors import quoted, quoted_path
               help="Compute on DuckDB (embedded) or Apache Spark (pip install 'duckrank[spark]'; Java 17): the "
                    "same numbers, on Parquet files or folders.")
 @handle_errors
-def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conventions, sampled, correction, query_col,
+def eval_command(qrels, runs, measures, per_query, no_summary, std, judged_only, conventions, sampled, correction, query_col,
                  doc_col, score_col, relevance_col, literal, log, labels, label_map, segments, segment_table, exclude,
                  train, items, run_format, qrels_format, fmt, output_path, quiet, threads, memory_limit, temp_dir,
                  engine_name):
@@ -145,6 +149,8 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
 
     if no_summary and not per_query:
         problems.add("-n drops the summary and without -q there are no per-query rows to print; add -q")
+    if no_summary and std:
+        problems.add("--std adds lines to the summary, which -n drops; leave out one of them")
 
     # -m as trec_eval reads it (its default set is -m official; --format trec prints its order);
     # every bad measure reported at once
@@ -237,6 +243,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, judged_only, conv
                 results = compute(qrels, list(runs) if log is None else None, [m.spelling for m in parsed],
                                   con=con, count_missing=count_missing, **kwargs)
             _note_missing(results.missing)
+            results = dataclasses.replace(results, std=std)
             _write_eval(results, [] if runid_only else results.measures, fmt, output_path, per_query=per_query,
                         summary=not no_summary, with_runid=with_runid, trec_num_rel=trec_num_rel)
     finally:
@@ -324,10 +331,18 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
                if fmt in output.HUMAN_FORMATS else
                f"runs.run_order, {by_rows}rows.part, rows.query_order, measures.measure_order"),
     )
+    from duckrank.evaluation import STD_SUFFIX
+
+    # each measure, then (--std) its standard deviation, a summary line of its own
+    lines = [(m.spelling, m.printed_name, m.metric.per_query and m.summary != "log") for m in measures]
+    if results.std:
+        lines = [line for m, measure_line in zip(measures, lines)
+                 for line in [measure_line, *([(m.spelling + STD_SUFFIX, m.printed_name + STD_SUFFIX, False)]
+                                              if m.summary == "mean" else [])]]
     params = {
-        "spellings": [m.spelling for m in measures],
-        "printed": [m.printed_name for m in measures],
-        "per_query_ok": [m.metric.per_query and m.summary != "log" for m in measures],
+        "spellings": [spelling for spelling, _, _ in lines],
+        "printed": [printed for _, printed, _ in lines],
+        "per_query_ok": [ok for _, _, ok in lines],
         "runs": run_names,
         "with_per_query": bool(per_query),
         "with_summary": bool(summary),

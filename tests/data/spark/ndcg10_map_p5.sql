@@ -356,7 +356,10 @@ WITH run_rows AS (
         CAST(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>) AS MAP<DOUBLE, DOUBLE>),
         CAST(grade AS DOUBLE)
       )
-      WHEN 'linear' = 'exp' AND grade >= 1024
+      WHEN FALSE
+      AND CAST(CASE WHEN grade >= 0 AND grade >= 1 THEN 1 ELSE 0 END AS DOUBLE) = 0
+      THEN CAST(0.0 AS DOUBLE)
+      WHEN FALSE AND grade >= 1024
       THEN RAISE_ERROR(
         CONCAT(
           'duckrank: exp gain 2^g - 1 of grade ',
@@ -366,10 +369,10 @@ WITH run_rows AS (
         )
       )
       WHEN (
-        'linear' = 'exp' AND grade > 996
+        FALSE AND grade > 996
       )
       OR (
-        'linear' = 'linear' AND grade > CAST(1e300 AS DOUBLE)
+        TRUE AND grade > CAST(1e300 AS DOUBLE)
       )
       OR (
         'linear' = 'raw'
@@ -387,7 +390,7 @@ WITH run_rows AS (
           'whose sum over a query cannot overflow a double; rescale the grades or use a gain_map'
         )
       )
-      WHEN 'linear' = 'exp'
+      WHEN FALSE
       THEN POWER(CAST(2.0 AS DOUBLE), GREATEST(grade, 0)) - 1
       WHEN 'linear' = 'raw'
       THEN CAST(grade AS DOUBLE)
