@@ -17,3 +17,5 @@ DROP SCHEMA IF EXISTS duckrank CASCADE;
 .read sql/45_sampled.sql
 .read sql/50_compare.sql
 .read sql/60_measures.sql
+.read sql/70_fusion.sql
+.read sql/75_fusion_methods.sql

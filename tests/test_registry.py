@@ -17,6 +17,7 @@ from duckrank.registry import CONVENTIONS, LOG_MACROS, METRICS, OPTIONS, SAMPLED
 REPO = _generate.Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
 GENERATED_SQL = sql_dir() / _generate.GENERATED
+GENERATED_FUSION_SQL = sql_dir() / _generate.GENERATED_FUSION
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +100,8 @@ def test_every_table_macro_of_the_library_is_a_registered_measure_or_documented(
     macros = {name for (name,) in con.execute(
         "SELECT DISTINCT function_name FROM duckdb_functions() WHERE schema_name = 'duckrank' "
         "AND function_type = 'table_macro'").fetchall()}
-    generated = {match[1] for statement in GENERATED_SQL.read_text(encoding="utf-8").split(";\n")
+    generated = {match[1] for path in (GENERATED_SQL, GENERATED_FUSION_SQL)
+                 for statement in path.read_text(encoding="utf-8").split(";\n")
                  if (match := re.search(r"MACRO duckrank\.(\w+)\(.*\) AS TABLE", statement, re.S))}
     # every public (generated) macro is a measure, a group or a log helper, and documented
     for macro in generated:
@@ -112,14 +114,18 @@ def test_every_table_macro_of_the_library_is_a_registered_measure_or_documented(
                                   # beyond accuracy (sql/42_beyond_accuracy.sql): what its table macros read
                                   *(f"{name}_of" for name, metric in METRICS.items() if metric.reads == "top_k"),
                                   "training_pairs", "item_popularity", "recommended", "popularity_bias_of",
-                                  "summarised_recommendations", "shared_users", "run_top", "top_of"}
+                                  "summarised_recommendations", "shared_users", "run_top", "top_of",
+                                  # fusion (sql/70_fusion.sql): what the generated duckrank.fuse_<method> call
+                                  "fusion_normalized", "fusion_ranked", "fusion_dense", "fusion_training",
+                                  "fusion_rank_probabilities", "fusion_comb", "fusion_weighted", "fusion_by_rank",
+                                  "fusion_borda", "fusion_condorcet", "fusion_by_position", "fusion_by_segment"}
 
 
 def test_defaults_live_once():
     """No hand-written SQL file repeats an option's default: the registry's are the generated
     macros' own, and the hand-written macros take every option as an argument."""
     for path in library_files():
-        if path == GENERATED_SQL:
+        if path in (GENERATED_SQL, GENERATED_FUSION_SQL):
             continue
         for name, signature in re.findall(r"CREATE OR REPLACE MACRO duckrank\.(\w+)\(([^)]*)\)", path.read_text()):
             named = set(re.findall(r"(\w+) :=", signature))
