@@ -187,6 +187,17 @@ def fuse(runs: Any, method: str, norm: str | None = "min-max", weights: list[flo
     Returns a DuckDB relation (query_id, doc_id, score), each query's docs by score descending (ties
     doc_id descending), which converts with .df(), .arrow(), .pl() and is a run for evaluate().
     """
+    con, fused = fused_table(runs, method, norm, weights, qrels, query_col=query_col, doc_col=doc_col,
+                             score_col=score_col, relevance_col=relevance_col, literal=literal, **params)
+    return con.sql(f"SELECT query_id, doc_id, score FROM {fused} ORDER BY query_id, score DESC, doc_id DESC")
+
+
+def fused_table(runs: Any, method: str, norm: str | None = "min-max", weights: list[float] | None = None,
+                qrels: Any = None, *, query_col: str | None = None, doc_col: str | None = None,
+                score_col: str | None = None, relevance_col: str | None = None, literal: bool | None = None,
+                **params: Any) -> tuple[duckdb.DuckDBPyConnection, str]:
+    """fuse()'s work: the fused run as a temporary table (query_id, doc_id, score) of a cursor of
+    duckrank's connection, which `duckrank fuse` writes out."""
     chosen = fusion_method(method)
     norm = norm_name(norm)
     columns = {key: value for key, value in {"query_id": query_col, "doc_id": doc_col, "score": score_col}.items()
@@ -211,7 +222,7 @@ def fuse(runs: Any, method: str, norm: str | None = "min-max", weights: list[flo
         message = str(error)
         raise InputError(message.split("duckrank: ", 1)[1] if "duckrank: " in message
                          else f"DuckDB could not fuse the runs: {message.splitlines()[0]}") from None
-    return con.sql(f"SELECT query_id, doc_id, score FROM {fused} ORDER BY query_id, score DESC, doc_id DESC")
+    return con, fused
 
 
 def _grid(method: FusionMethod, run_count: int, grid: dict[str, Any]) -> list[dict[str, Any]]:
