@@ -94,7 +94,8 @@ def _problems(method: FusionMethod, norm: str, weights: Any, qrels: Any, params:
     arguments = "".join(f", {name} := {_sql_value(value)}" for name, value in given.items())
     found = con.execute(f"SELECT duckrank.fusion_problems({literal(method.name)}, {run_count}{arguments})"
                         ).fetchall()[0][0]
-    return (found or "").splitlines()
+    # the learnt parameters (MAPFuse's map_scores) come from the qrels later: not the caller's to give
+    return [line for line in (found or "").splitlines() if line.split(" ", 1)[0] not in method.learned]
 
 
 def _sql_value(value: Any) -> str:
@@ -151,11 +152,11 @@ def _map_scores(con: duckdb.DuckDBPyConnection, table: str, norm: str, qrels_vie
     every qrels query (a query the run lacks scores 0, as ranx scores it)."""
     from duckrank.evaluation import evaluate
 
-    qrels = con.sql(f"SELECT query_id, doc_id, relevance FROM {quote_identifier(qrels_view)}").arrow()
+    qrels = con.sql(f"SELECT query_id, doc_id, relevance FROM {quote_identifier(qrels_view)}").arrow().read_all()
     scores = []
     for run in range(1, run_count + 1):
-        normalized = con.execute(f"SELECT query_id, doc_id, score FROM duckrank.fusion_normalized(?, ?) "
-                                 f"WHERE run = {run}", [table, norm]).arrow()
+        normalized = con.sql(f"SELECT query_id, doc_id, score FROM duckrank.fusion_normalized({literal(table)}, "
+                             f"{literal(norm)}) WHERE run = {run}").arrow().read_all()
         scores.append(evaluate(qrels, normalized, ["map"], complete=True)["map"])
     return scores
 
@@ -274,12 +275,13 @@ def optimize_fusion(qrels: Any, runs: Any, method: str, norm: str | None = "min-
                                                  {"query_id": query_col, "doc_id": doc_col, "score": score_col}.items()
                                                  if value is not None}, literal)
     # the runs read once, as tables: every trial fuses these
-    tables = [con.sql(f"SELECT query_id, doc_id, score FROM {quote_identifier(source.view)}").arrow()
+    tables = [con.sql(f"SELECT query_id, doc_id, score FROM {quote_identifier(source.view)}").arrow().read_all()
               for source in sources]
     qrels_table = read_table(con, qrels, "qrels", columns={key: value for key, value in {
         "query_id": query_col, "doc_id": doc_col, "relevance": relevance_col}.items() if value is not None} or None,
         literal=literal)
-    qrels_arrow = con.sql(f"SELECT query_id, doc_id, relevance FROM {quote_identifier(qrels_table.view)}").arrow()
+    qrels_arrow = con.sql(f"SELECT query_id, doc_id, relevance FROM {quote_identifier(qrels_table.view)}"
+                          ).arrow().read_all()
     best_score, best = 0.0, {}
     for trial in _grid(chosen, len(tables), grid):
         params = dict(trial)

@@ -249,7 +249,8 @@ COMMENT ON MACRO TABLE duckrank.fusion_by_position IS 'PosFuse or SlideFuse (w) 
 -- a segment's probability the mean over the qrels queries of its relevant docs / its size; a doc scores
 -- that probability times (its score + 1), and 0 below rank 5115. BayesFuse (Aslam & Montague 2001):
 -- segments at ranks 1-5, 6-10, 11-15, 16-20, 21-30, 31-100, 101-200, 201-500, 501-1000; p the mean
--- precision in the segment over the qrels queries (0 and 1 moved 0.001 inward), a doc scores ln(p / (1 - p)),
+-- precision in the segment over the qrels queries (0 read as 0.001, and 1 - p = 0 as 0.001), a doc scores
+-- ln(p / (1 - p)),
 -- a run that did not retrieve it (or retrieved it below rank 1000) adds ln(0.001 / 0.999).
 CREATE OR REPLACE MACRO duckrank.fusion_by_segment(runs, qrels, norm, combination, n_segments) AS TABLE
 WITH bounds AS (
@@ -275,11 +276,10 @@ parts AS (
 probabilities AS (
     SELECT run, segment, sum(part) / any_value(queries) AS probability FROM parts GROUP BY run, segment
 ),
+-- ranx moves a probability of 0 to 0.001, then 1 minus it from 0 to 0.001
 odds AS (
-    SELECT run, segment,
-           ln(CASE WHEN probability = 0 THEN 0.001 ELSE probability END
-              / CASE WHEN 1 - probability = 0 THEN 0.001 ELSE 1 - probability END) AS log_odds
-    FROM probabilities
+    SELECT run, segment, ln(p / CASE WHEN 1 - p = 0 THEN 0.001 ELSE 1 - p END) AS log_odds
+    FROM (SELECT run, segment, CASE WHEN probability = 0 THEN 0.001 ELSE probability END AS p FROM probabilities)
 ),
 placed AS (
     SELECT r.*,
