@@ -161,7 +161,7 @@ COMMENT ON MACRO TABLE duckrank.fusion_weighted IS 'weighted sum (wsum), WMNZ or
 
 -- Rank-based sums: RRF 1 / (k + rank) (Cormack et al. 2009); RBC (1 - phi) phi^(rank - 1) (Bailey et al.
 -- 2017); ISR 1 / rank^2 times the number of runs that retrieved the doc, log_ISR times its logarithm,
--- LogN_ISR times ln(number + sigma) (Mourão et al. 2014); MAPFuse map_scores[run] / rank (Lillis et al.
+-- LogN_ISR times ln(number + sigma) (Mourão et al. 2015); MAPFuse map_scores[run] / rank (Lillis et al.
 -- 2010), map_scores being each run's MAP on the training qrels.
 CREATE OR REPLACE MACRO duckrank.fusion_by_rank(runs, norm, combination, k, phi, sigma, map_scores) AS TABLE
 SELECT query_id, doc_id,
@@ -219,7 +219,7 @@ GROUP BY query_id, doc_id
 HAVING any_value(candidates) = 1;
 COMMENT ON MACRO TABLE duckrank.fusion_condorcet IS 'Condorcet (weights NULL) or weighted Condorcet fuse of the runs: candidates minus the docs a majority prefers';
 
--- PosFuse (Lillis et al.): a doc at rank r of a run scores the run's probability that a doc there is
+-- PosFuse (Lillis et al. 2010): a doc at rank r of a run scores the run's probability that a doc there is
 -- relevant (duckrank.fusion_rank_probabilities; 0 past the deepest training rank). SlideFuse (Lillis et
 -- al. 2008): the mean of those probabilities over ranks r - w to r + w (clipped to the list; a rank past
 -- the deepest training rank counts 0).
