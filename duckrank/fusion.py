@@ -24,7 +24,7 @@ from duckrank._sql import literal, quote_identifier
 from duckrank.errors import InputError, OptionError, quoted
 from duckrank.inputs import Source, fresh_name, read_table
 from duckrank.peer_inputs import runs_and_names
-from duckrank.registry import FUSION_METHODS, FUSION_NORM_ALIASES, FUSION_PARAMS, FusionMethod
+from duckrank.registry import FUSION_METHODS, FUSION_NORM_ALIASES, FUSION_NORMS, FUSION_PARAMS, FusionMethod
 
 # Every spelling of a method, lower-case: ranx's name and its aliases (CombSUM's comb_sum, combsum ...).
 METHOD_SPELLINGS = {spelling: method for method in FUSION_METHODS.values()
@@ -47,7 +47,7 @@ def norm_name(norm: Any) -> str:
     if isinstance(norm, str):
         norm = norm.strip().lower()
         return FUSION_NORM_ALIASES.get(norm, norm)
-    return norm  # fusion_problems names it
+    return norm  # not a name: _problems says so
 
 
 def _number(value: Any) -> bool:
@@ -58,12 +58,12 @@ def _problems(method: FusionMethod, norm: str, weights: Any, qrels: Any, params:
               run_count: int, con: duckdb.DuckDBPyConnection) -> list[str]:
     """Every problem with the arguments, at once: unknown or missing parameters here, the values'
     own rules as duckrank.fusion_problems (generated from the registry) words them."""
-    problems = []
+    problems = [] if isinstance(norm, str) else [f"norm must be one of {', '.join(FUSION_NORMS)}; got {quoted(norm)}"]
     for name in params:
         if name not in method.given:
             takes = f"takes {', '.join(method.given)}" if method.given else "takes no parameters"
             problems.append(f"method {method.name} {takes} (besides norm); got {name}={quoted(params[name])}")
-    if method.params.count("weights") and weights is None:
+    if "weights" in method.params and weights is None:
         problems.append(f"method {method.name} needs weights: one per run ({run_count}), e.g. "
                         f"{','.join(['0.5'] * run_count)}; or let optimize_fusion choose them")
     if weights is not None and "weights" not in method.params:
@@ -264,7 +264,8 @@ def optimize_fusion(qrels: Any, runs: Any, method: str, norm: str | None = "min-
             return {}
         raise OptionError(f"method {chosen.name} has no parameter to optimise (those with one: "
                           f"{', '.join(m.name for m in FUSION_METHODS.values() if m.grid)})")
-    known = {"step", f"min_{chosen.grid[0]}", f"max_{chosen.grid[0]}"} - ({"min_weights", "max_weights"})
+    name = chosen.grid[0]
+    known = {"step"} if name == "weights" else {"step", f"min_{name}", f"max_{name}"}
     unknown = sorted(set(grid) - known)
     if unknown:
         raise OptionError(f"optimize_fusion of {chosen.name} takes {', '.join(sorted(known))}; got "

@@ -200,23 +200,23 @@ WITH placed AS (
            coalesce(rank, listed + 1) AS place  -- below every doc the run retrieved
     FROM duckrank.fusion_dense(runs, norm)
 ),
+-- each pair of a query's candidates once: the weight of the runs that rank each above the other
 duels AS (
-    SELECT x.query_id, x.doc_id, y.doc_id AS rival, any_value(x.candidates) AS candidates,
-           sum(CASE WHEN y.place < x.place THEN x.weight ELSE 0.0 END) AS against,
-           sum(CASE WHEN x.place < y.place THEN x.weight ELSE 0.0 END) AS for_it
+    SELECT x.query_id, x.doc_id AS first, y.doc_id AS second,
+           sum(CASE WHEN x.place < y.place THEN x.weight ELSE 0.0 END) AS for_first,
+           sum(CASE WHEN y.place < x.place THEN x.weight ELSE 0.0 END) AS for_second
     FROM placed x
-    JOIN placed y ON y.query_id = x.query_id AND y.run = x.run AND y.doc_id <> x.doc_id
+    JOIN placed y ON y.query_id = x.query_id AND y.run = x.run AND x.doc_id < y.doc_id
     GROUP BY x.query_id, x.doc_id, y.doc_id
+),
+defeats AS (
+    SELECT query_id, CASE WHEN for_first > for_second THEN second ELSE first END AS doc_id
+    FROM duels WHERE for_first <> for_second
 )
-SELECT query_id, doc_id, any_value(candidates) - count(*) FILTER (WHERE against > for_it) AS score
-FROM duels
-GROUP BY query_id, doc_id
-UNION ALL BY NAME
--- a query's only candidate meets no rival
-SELECT query_id, doc_id, 1 AS score
-FROM placed
-GROUP BY query_id, doc_id
-HAVING any_value(candidates) = 1;
+SELECT c.query_id, c.doc_id, any_value(c.candidates) - count(d.doc_id) AS score
+FROM (SELECT DISTINCT query_id, doc_id, candidates FROM placed) c
+LEFT JOIN defeats d ON d.query_id = c.query_id AND d.doc_id = c.doc_id
+GROUP BY c.query_id, c.doc_id;
 COMMENT ON MACRO TABLE duckrank.fusion_condorcet IS 'Condorcet (weights NULL) or weighted Condorcet fuse of the runs: candidates minus the docs a majority prefers';
 
 -- PosFuse (Lillis et al. 2010): a doc at rank r of a run scores the run's probability that a doc there is

@@ -259,6 +259,7 @@ def test_the_sql_macro_is_what_python_calls():
     (dict(method="rrf", gamma=1), "method rrf takes k (besides norm); got gamma=1"),
     (dict(method="rrf", k=-1), "k must be a number >= 0; got '-1'"),
     (dict(method="rrf", norm="minmax"), "norm must be one of min-max"),
+    (dict(method="rrf", norm=3), "norm must be one of min-max"),
     (dict(method="gmnz"), "method gmnz needs gamma"),
     (dict(method="posfuse"), "method posfuse learns from qrels"),
     (dict(method="rrf", qrels={"q": {"a": 1}}), "method rrf learns nothing from qrels"),
@@ -345,6 +346,8 @@ def test_cli_optimize_prints_the_choice(run_files, tmp_path):
     (["--method", "rrf", "--param", "zz=1"], "--param must be NAME=VALUE with NAME one of"),
     (["--method", "gmnz"], "needs gamma"),
     (["--method", "rrf", "--optimize", "ndcg@10"], "--optimize scores the trials on judgments: add --qrels"),
+    (["--method", "wsum", "--weights", "1,2", "--param", "k=2"], "method wsum takes weights (besides norm); got --param k=2"),
+    (["--method", "rrf", "--weights", "1,2"], "method rrf takes no weights"),
 ])
 def test_cli_bad_options_exit_2_naming_them_and_write_nothing(run_files, tmp_path, args, message):
     _runs, paths = run_files

@@ -3,6 +3,8 @@ duckrank.fusion (the methods and their parameters are duckrank.registry.FUSION_M
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from duckrank import _output as output
@@ -69,6 +71,8 @@ def fuse_command(runs, method, norm, weights, params, qrels, optimize, target, t
     values = _params(problems, params)
     if optimize is not None and qrels is None:
         problems.add("--optimize scores the trials on judgments: add --qrels FILE")
+    if optimize is not None and weights is not None:
+        problems.add("--weights and --optimize both set the weights: drop one")
     to_fmt = problems.choice("--to", to_format, FORMATS) if to_format else _format_from_extension(target)
     check_output(problems, "fuse", target, [*runs, *([qrels] if qrels else [])], literal)
     if target == "-":
@@ -136,6 +140,7 @@ def _as_flags(line: str) -> str:
         return f"--{line}"
     if name in PARAMETERS:
         return f"--param {line}"
+    line = re.sub(rf"; got ({'|'.join(PARAMETERS)})=", r"; got --param \1=", line)
     for facade, flags in ((": pass qrels", ": pass --qrels FILE"), ("; drop qrels", "; drop --qrels"),
                           ("let optimize_fusion choose them", "let --optimize METRIC --qrels FILE choose them"),
                           ("optimize_fusion chooses one", "--optimize METRIC --qrels FILE chooses one")):
