@@ -19,6 +19,7 @@ _EXPORTS = {
     "Results": "duckrank.evaluation", "compute": "duckrank.evaluation", "evaluate": "duckrank.evaluation",
     "parse_measure": "duckrank.measures",
     "compare": "duckrank.comparison",
+    "fuse": "duckrank.fusion", "optimize_fusion": "duckrank.fusion",
     "report": "duckrank.reporting", "Report": "duckrank.reporting",
 }
 

@@ -24,11 +24,12 @@ def sql_dir() -> Path:
 
 
 # The files `python -m duckrank._generate` writes from duckrank/registry.py: the option checks
-# every front door runs, and the public table macros (the shell's front doors, which only wrap the
-# hand-written macros).
+# every front door runs, the measures' public table macros (the shell's front doors, which only wrap
+# the hand-written macros) and fusion's.
 OPTION_CHECKS = "55_option_checks.sql"
 FRONT_DOORS = "60_measures.sql"
-GENERATED = (OPTION_CHECKS, FRONT_DOORS)
+FUSION_DOORS = "75_fusion_methods.sql"
+GENERATED = (OPTION_CHECKS, FRONT_DOORS, FUSION_DOORS)
 
 
 @cache

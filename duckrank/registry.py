@@ -596,3 +596,143 @@ TREC_ORDER: tuple[str, ...] = (
     "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "num_nonjudged_ret",
     "rbp", "rbp_resid", "unj",
 )
+
+
+# Fusion (sql/70_fusion.sql): ranx 0.3.21's methods and normalisations, under ranx's own names.
+# Each method's public table macro duckrank.fuse_<name>(runs, ...) is generated into
+# sql/75_fusion_methods.sql; duckrank.fusion.fuse, `duckrank fuse` and the README's method table read
+# the same declarations.
+
+FUSION_NORMS = ("min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda", "none")
+# ranx's other spellings of a normalisation
+FUSION_NORM_ALIASES = {"min_max": "min-max", "min_max_inverted": "min-max-inverted"}
+
+
+def _finite_list(name: str) -> str:
+    return f"{name} IS NOT NULL AND coalesce(list_bool_and(list_transform({name}, lambda v: isfinite(v))), true)"
+
+
+# A method's parameters. ranx gives some no default (gamma, phi, weights, n_segments, w): duckrank
+# neither; optimize_fusion chooses them. `run_count` is the number of runs, for the weights' check.
+FUSION_PARAMS: dict[str, Param] = {p.name: p for p in [
+    Param("norm", "text", "min-max", "how each run's scores are normalised per query before fusing",
+          choices=FUSION_NORMS),
+    Param("weights", "list", None, "one weight per run, in the runs' order",
+          valid=f"{_finite_list('weights')} AND len(weights) = run_count",
+          must="be one finite number per run"),
+    Param("k", "number", 60, "RRF's constant: a doc at rank r scores 1 / (k + r)",
+          valid="isfinite(k) AND k >= 0", must="be a number >= 0"),
+    Param("gamma", "number", None, "CombGMNZ's exponent of the number of runs that retrieved the doc",
+          valid="isfinite(gamma)", must="be a finite number (ranx has no default: give one, or optimise it)"),
+    Param("sigma", "number", 0.01, "LogN_ISR's offset: the sum times ln(runs that retrieved the doc + sigma)",
+          valid="sigma >= 0 AND sigma <= 1", must="be between 0 and 1"),
+    Param("phi", "number", None, "RBC's persistence: a doc at rank r scores (1 - phi) phi^(r - 1)",
+          valid="phi >= 0 AND phi <= 1", must="be between 0 and 1 (ranx has no default: give one, or optimise it)"),
+    Param("n_segments", "integer", None, "ProbFuse's number of segments per list",
+          valid="n_segments >= 1 AND n_segments = floor(n_segments)",
+          must="be a whole number >= 1 (ranx has no default: give one, or optimise it)"),
+    Param("w", "integer", None, "SlideFuse's window: ranks r - w to r + w",
+          valid="w >= 0 AND w = floor(w)", must="be a whole number >= 0 (ranx has no default: give one, or optimise it)"),
+    Param("map_scores", "list", None, "MAPFuse's MAP of each run on the training qrels (learnt from qrels)",
+          valid=f"{_finite_list('map_scores')} AND len(map_scores) = run_count",
+          must="be one finite number per run"),
+]}
+
+
+@dataclass(frozen=True)
+class FusionMethod:
+    """A fusion method: ranx's name and the macro of sql/70_fusion.sql that computes it, with
+    {parameter} placeholders ({runs}, {qrels}, {norm} and the method's own), its parameters, whether it
+    learns from qrels, and ranx's grid for optimize_fusion: (parameter, first, last, step) or weights."""
+
+    name: str
+    call: str
+    doc: str
+    params: tuple[str, ...] = ()  # beside norm; "weights" for the weighted ones
+    trained: bool = False  # reads qrels (the training queries' judgments)
+    learned: tuple[str, ...] = ()  # parameters learnt from the qrels, not given (MAPFuse's map_scores)
+    aliases: tuple[str, ...] = ()
+    grid: tuple[Any, ...] = ()  # ranx.optimize_fusion's: ("k", 10, 100, 10), ("weights", step)
+    source: str = ""  # the paper
+
+    @property
+    def given(self) -> tuple[str, ...]:
+        """The parameters a caller gives (all but the learnt ones)."""
+        return tuple(p for p in self.params if p not in self.learned)
+
+
+def _comb(name: str, doc: str, source: str = "Fox & Shaw 1993", params: tuple[str, ...] = (),
+          grid: tuple[Any, ...] = ()) -> FusionMethod:
+    gamma = "{gamma}" if "gamma" in params else "NULL"
+    return FusionMethod(name, f"duckrank.fusion_comb({{runs}}, {{norm}}, '{name}', {gamma})", doc, params,
+                        aliases=(f"comb{name}", f"comb_{name}"), grid=grid, source=source)
+
+
+def _by_rank(name: str, doc: str, source: str, params: tuple[str, ...] = (), **kwargs: Any) -> FusionMethod:
+    given = {p: f"{{{p}}}" if p in params else "NULL" for p in ("k", "phi", "sigma")}
+    scores = "{map_scores}" if "map_scores" in params else "CAST(NULL AS DOUBLE[])"
+    return FusionMethod(name, f"duckrank.fusion_by_rank({{runs}}, {{norm}}, '{name}', {given['k']}, {given['phi']}, "
+                              f"{given['sigma']}, {scores})", doc, params, source=source, **kwargs)
+
+
+def _weighted(name: str, doc: str, source: str, call: str | None = None, aliases: tuple[str, ...] = ()) -> FusionMethod:
+    return FusionMethod(name, call or f"duckrank.fusion_weighted({{runs}}, {{norm}}, '{name}', {{weights}})", doc,
+                        ("weights",), aliases=aliases, grid=("weights", 0.1), source=source)
+
+
+def _trained(name: str, macro: str, doc: str, source: str, params: tuple[str, ...] = (),
+             grid: tuple[Any, ...] = ()) -> FusionMethod:
+    argument = f"{{{params[0]}}}" if params else "NULL"
+    return FusionMethod(name, f"duckrank.{macro}({{runs}}, {{qrels}}, {{norm}}, '{name}', {argument})", doc, params,
+                        trained=True, grid=grid, source=source)
+
+
+NO_WEIGHTS = "CAST(NULL AS DOUBLE[])"
+FUSION_METHODS: dict[str, FusionMethod] = {m.name: m for m in [
+    _comb("sum", "the sum of the doc's scores over the runs (a run that did not retrieve it adds 0)"),
+    _comb("mnz", "the sum times the number of runs that retrieved the doc"),
+    _comb("max", "the largest of the doc's scores"),
+    _comb("min", "the smallest of the doc's scores (over the runs that retrieved it)"),
+    _comb("med", "the median of the doc's scores (over the runs that retrieved it)"),
+    _comb("anz", "the sum divided by the number of runs that retrieved the doc"),
+    _comb("gmnz", "the sum times (the number of runs that retrieved the doc)^gamma", "Joon Ho Lee 1997",
+          ("gamma",), grid=("gamma", 0.01, 1.0, 0.01)),
+    _by_rank("isr", "the sum of 1 / rank^2 times the number of runs that retrieved the doc", "Mourão et al. 2015"),
+    _by_rank("log_isr", "the sum of 1 / rank^2 times ln(the number of runs that retrieved the doc)",
+             "Mourão et al. 2015"),
+    _by_rank("logn_isr", "the sum of 1 / rank^2 times ln(the number of runs that retrieved the doc + sigma)",
+             "Mourão et al. 2015", ("sigma",), grid=("sigma", 0.01, 1.0, 0.01)),
+    _by_rank("rrf", "the sum of 1 / (k + rank)", "Cormack et al. 2009", ("k",), grid=("k", 10, 100, 10)),
+    _by_rank("rbc", "the sum of (1 - phi) phi^(rank - 1): rank-biased centroids", "Bailey et al. 2017", ("phi",),
+             grid=("phi", 0.01, 1.0, 0.01)),
+    FusionMethod("bordafuse", f"duckrank.fusion_borda({{runs}}, {{norm}}, {NO_WEIGHTS})",
+                 "the sum of Borda points: C - rank + 1 from a run that retrieved the doc (C: the query's candidates), "
+                 "(C - n + 1) / 2 from one that did not (n: its list's length)", source="Aslam & Montague 2001"),
+    FusionMethod("condorcet", f"duckrank.fusion_condorcet({{runs}}, {{norm}}, {NO_WEIGHTS})",
+                 "C minus the number of docs that more runs rank above the doc than below it (a run ranks the docs it "
+                 "did not retrieve below the rest)", source="Montague & Aslam 2002"),
+    _weighted("wsum", "the sum of weight x score", "weighted CombSUM", aliases=("weighted_sum",)),
+    _weighted("wmnz", "the sum of the scores times the sum of the weights of the runs that retrieved the doc",
+              "Wu et al. 2002"),
+    _weighted("mixed", "the sum of weight x score times the square root of the number of runs that retrieved the doc",
+              "Wu et al. 2002"),
+    _weighted("w_bordafuse", "the sum of weight x Borda points", "Aslam & Montague 2001",
+              "duckrank.fusion_borda({runs}, {norm}, {weights})", aliases=("weighted_bordafuse",)),
+    _weighted("w_condorcet", "Condorcet with each run's vote counted by its weight", "Montague & Aslam 2002",
+              "duckrank.fusion_condorcet({runs}, {norm}, {weights})", aliases=("weighted_condorcet",)),
+    _trained("posfuse", "fusion_by_position", "the sum of each run's probability that its doc at that rank is "
+             "relevant (learnt on the qrels' queries)", "Lillis et al. 2010"),
+    _trained("slidefuse", "fusion_by_position", "the sum of each run's mean PosFuse probability over ranks "
+             "rank - w to rank + w", "Lillis et al. 2008", ("w",), grid=("w", 1, 100, 1)),
+    _trained("probfuse", "fusion_by_segment", "the sum of the probability that a doc of the run's k-th of "
+             "n_segments segments is relevant, / k", "Lillis et al. 2006", ("n_segments",),
+             grid=("n_segments", 1, 100, 1)),
+    _trained("segfuse", "fusion_by_segment", "the sum of the probability that a doc in the run's segment of "
+             "ranks 1-5, 6-15, 16-35, ... is relevant, times (score + 1)", "Shokouhi 2007"),
+    _trained("bayesfuse", "fusion_by_segment", "the sum of the log odds that a doc in the run's segment of "
+             "ranks 1-5, 6-10, ..., 501-1000 is relevant; ln(0.001 / 0.999) from a run that did not retrieve it",
+             "Aslam & Montague 2001"),
+    FusionMethod("mapfuse", "duckrank.fusion_by_rank({runs}, {norm}, 'mapfuse', NULL, NULL, NULL, {map_scores})",
+                 "the sum of the run's MAP on the qrels / rank", ("map_scores",), trained=True,
+                 learned=("map_scores",), source="Lillis et al. 2010"),
+]}

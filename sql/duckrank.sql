@@ -18,3 +18,5 @@ DROP SCHEMA IF EXISTS duckrank CASCADE;
 .read sql/50_compare.sql
 .read sql/55_option_checks.sql
 .read sql/60_measures.sql
+.read sql/70_fusion.sql
+.read sql/75_fusion_methods.sql

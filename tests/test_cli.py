@@ -114,11 +114,11 @@ def test_help_lists_every_command():
     for flag in ("-h", "--help"):
         result = run(flag)
         assert result.exit_code == 0
-        for command in ("eval", "compare", "metrics", "sql", "convert"):
+        for command in ("eval", "compare", "metrics", "sql", "convert", "fuse"):
             assert command in result.stdout
 
 
-@pytest.mark.parametrize("command", ["eval", "compare", "metrics", "sql", "convert"])
+@pytest.mark.parametrize("command", ["eval", "compare", "metrics", "sql", "convert", "fuse"])
 def test_command_help(command):
     result = run(command, "-h")
     assert result.exit_code == 0

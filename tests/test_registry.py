@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from duckrank import _generate
-from duckrank._library import FRONT_DOORS, GENERATED, connect, library_files, sql_dir
+from duckrank._library import FRONT_DOORS, FUSION_DOORS, GENERATED, connect, library_files, sql_dir
 from duckrank.measures import COMMON_OPTIONS, parse_measure
 from duckrank.registry import CONVENTIONS, LOG_MACROS, METRICS, OPTIONS, SAMPLED_OPTIONS
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
 GENERATED_SQL = sql_dir() / FRONT_DOORS
+GENERATED_FUSION_SQL = sql_dir() / FUSION_DOORS
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +97,8 @@ def test_every_table_macro_of_the_library_is_a_registered_measure_or_documented(
     macros = {name for (name,) in con.execute(
         "SELECT DISTINCT function_name FROM duckdb_functions() WHERE schema_name = 'duckrank' "
         "AND function_type = 'table_macro'").fetchall()}
-    generated = {match[1] for statement in GENERATED_SQL.read_text(encoding="utf-8").split(";\n")
+    generated = {match[1] for path in (GENERATED_SQL, GENERATED_FUSION_SQL)
+                 for statement in path.read_text(encoding="utf-8").split(";\n")
                  if (match := re.search(r"MACRO duckrank\.(\w+)\(.*\) AS TABLE", statement, re.S))}
     # every public (generated) macro is a measure, a group or a log helper, and documented
     for macro in generated:
@@ -109,7 +111,11 @@ def test_every_table_macro_of_the_library_is_a_registered_measure_or_documented(
                                   # beyond accuracy (sql/42_beyond_accuracy.sql): what its table macros read
                                   *(f"{name}_of" for name, metric in METRICS.items() if metric.reads == "top_k"),
                                   "training_pairs", "item_popularity", "recommended", "popularity_bias_of",
-                                  "summarised_recommendations", "shared_users", "run_top", "top_of"}
+                                  "summarised_recommendations", "shared_users", "run_top", "top_of",
+                                  # fusion (sql/70_fusion.sql): what the generated duckrank.fuse_<method> call
+                                  "fusion_normalized", "fusion_ranked", "fusion_dense", "fusion_training",
+                                  "fusion_rank_probabilities", "fusion_comb", "fusion_weighted", "fusion_by_rank",
+                                  "fusion_borda", "fusion_condorcet", "fusion_by_position", "fusion_by_segment"}
 
 
 def test_defaults_live_once():

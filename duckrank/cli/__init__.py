@@ -1,4 +1,4 @@
-"""The duckrank command line: `duckrank eval|compare|report|plot|metrics|sql|convert`, one module per command.
+"""The duckrank command line: `duckrank eval|compare|report|plot|metrics|sql|convert|fuse`, one module per command.
 
 Each command maps onto one facade function (duckrank.evaluation.compute, duckrank.comparison.compare,
 duckrank.catalog.catalog, duckrank._library.install_sql, duckrank.inputs.read_table/write_table); the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import click
 
 from duckrank import __version__
-from duckrank.cli import compare, convert, evaluate, metrics, plot, report, sql
+from duckrank.cli import compare, convert, evaluate, fuse, metrics, plot, report, sql
 from duckrank.cli.common import CONTEXT_SETTINGS
 
 
@@ -31,9 +31,10 @@ def main() -> None:
       duckrank metrics
       duckrank sql | duckdb my.db
       duckrank convert run.txt run.parquet
+      duckrank fuse bm25.parquet dense.parquet --method rrf -o fused.parquet
     """
 
 
 for command in (evaluate.eval_command, compare.compare_command, report.report_command, plot.plot_command,
-                metrics.metrics_command, sql.sql_command, convert.convert_command):
+                metrics.metrics_command, sql.sql_command, convert.convert_command, fuse.fuse_command):
     main.add_command(command)
