@@ -302,16 +302,17 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
     """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
     group of measures sharing the relation options (duckrank.plan); text holds a text measure's
     value (relstring), NULL for the others. g_max pins ERR's default top grade; estimates holds each
-    corrected measure's f~ (_corrections). lean: each pass rendered with no macro call
-    (duckrank.lean), for the cases _lean_case admits."""
+    corrected measure's f~ (_corrections). lean: each pass rendered with no macro call once
+    duckrank.lean renders it, for the cases _lean_case admits."""
     keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
     empty = sql_literal(conventions["empty"])
     ctes, selects = [], []
     for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
-        if lean:
-            values = [measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
-                      for i in ranking.measures]
-            ctes.append(f"g{group} AS ({lean_pass_sql(ranking.arguments, values, plan.run_view, plan.qrels_view)})")
+        values = [measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
+                  for i in ranking.measures] if lean else []
+        rendered = lean_pass_sql(ranking.arguments, values, plan.run_view, plan.qrels_view) if lean else None
+        if rendered is not None:
+            ctes.append(f"g{group} AS ({rendered})")
             columns = [_value_text(f"v{j}", measures[i]) for j, i in enumerate(ranking.measures)]
         else:
             aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None

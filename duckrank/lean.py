@@ -13,6 +13,7 @@ available() is False and the DuckDB engine calls the macros.
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import lru_cache
 from typing import Any
 
@@ -29,14 +30,27 @@ def available() -> bool:
     return True
 
 
-def pass_sql(arguments: dict[str, Any], values: list[str], run_view: str, qrels_view: str) -> str:
+# Rendering a pass costs more than binding its macros once (importing sqlglot and parsing the
+# library: about half a second), so a process renders a pass the RENDER_FROM_CALL-th time it is
+# asked for: a single call (the CLI) keeps the macros, a notebook loop renders once.
+RENDER_FROM_CALL = 2
+_asked: Counter[tuple] = Counter()
+
+
+def pass_sql(arguments: dict[str, Any], values: list[str], run_view: str, qrels_view: str) -> str | None:
     """SELECT q.query_id, q.num_rel, <value 0> AS v0, ... FROM (<the ranked relation>) q for one
     duckrank.rank_queries pass over two views: its arguments after qrels and run (RankingPass), and
     the per-query value of each of its measures as SQL over the ranked row `q`, e.g.
-    CAST(duckrank.empty_policy(duckrank.ndcg_of(q, 10, 'qrels'), q.num_rel, 'zero') AS DOUBLE)."""
-    frozen = tuple((name, tuple(sorted(value.items())) if isinstance(value, dict) else value)
-                   for name, value in arguments.items())
-    return _pass_template(frozen, tuple(values)).replace(RUN_VIEW, run_view).replace(QRELS_VIEW, qrels_view)
+    CAST(duckrank.empty_policy(duckrank.ndcg_of(q, 10, 'qrels'), q.num_rel, 'zero') AS DOUBLE).
+    None while the pass is not worth rendering yet (RENDER_FROM_CALL): the caller calls the macros."""
+    key = (tuple((name, tuple(sorted(value.items())) if isinstance(value, dict) else value)
+                 for name, value in arguments.items()), tuple(values))
+    if len(_asked) > 1000:
+        _asked.clear()
+    _asked[key] += 1
+    if _asked[key] < RENDER_FROM_CALL:
+        return None
+    return _pass_template(*key).replace(RUN_VIEW, run_view).replace(QRELS_VIEW, qrels_view)
 
 
 @lru_cache(maxsize=256)
@@ -171,11 +185,12 @@ def _parsed(sql: str) -> Any:
 
 
 def _duckdb(tree: Any) -> str:
-    """A tree as DuckDB SQL. log2(x) stays log2: sqlglot spells it log(2, x), whose last bit differs."""
+    """A tree as DuckDB SQL, without the macros' comments. log2(x) stays log2: sqlglot spells it
+    log(2, x), whose last bit differs."""
     from sqlglot import exp
 
     def log2(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Log) and node.expression is not None and node.this == exp.Literal.number(2):
             return exp.Anonymous(this="log2", expressions=[node.expression])
         return node
-    return tree.transform(log2).sql("duckdb")
+    return tree.transform(log2).sql("duckdb", comments=False)
