@@ -13,8 +13,9 @@ available() is False and the DuckDB engine calls the macros.
 
 from __future__ import annotations
 
+import importlib.util
 from collections import Counter
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 # Stand-ins for the run and qrels views in a cached statement: each call's views have fresh names,
@@ -22,12 +23,10 @@ from typing import Any
 RUN_VIEW, QRELS_VIEW = "duckrank_lean_run_view", "duckrank_lean_qrels_view"
 
 
+@cache
 def available() -> bool:
-    try:
-        import sqlglot  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether sqlglot is installed: looked up, not imported (importing it is most of a render's cost)."""
+    return importlib.util.find_spec("sqlglot") is not None
 
 
 # Rendering a pass costs more than binding its macros once (importing sqlglot and parsing the
@@ -79,13 +78,13 @@ def _ranked(arguments: tuple[tuple[str, Any], ...]) -> Any:
 
     from duckrank.measures import sql_literal
     from duckrank.registry import EMPTY_GAIN_MAP
-    from duckrank.spark._render import _prune, inline, macros
+    from duckrank.spark._render import _prune, inline, macro
 
     values = {name: dict(value) if name == "gain_map" else value for name, value in arguments}
-    macro = macros()["rank_queries"]
+    ranked = macro("rank_queries")
     substitutions = {name: sqlglot.parse_one(EMPTY_GAIN_MAP if name == "gain_map" and not values[name]
                                              else sql_literal(values[name]), read="duckdb")
-                     for name in macro.params if name not in ("qrels", "run")}
+                     for name in ranked.params if name not in ("qrels", "run")}
     # the names the data checks' messages show: duckrank's error translation replaces them by the inputs'
     substitutions["qrels"], substitutions["run"] = exp.Literal.string(QRELS_VIEW), exp.Literal.string(RUN_VIEW)
     views = {"qrels": QRELS_VIEW, "run": RUN_VIEW}
@@ -95,7 +94,7 @@ def _ranked(arguments: tuple[tuple[str, Any], ...]) -> Any:
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name == "query_table":
             return exp.to_table(views[node.this.expressions[0].find(exp.Column).name])
         return node
-    body = inline(macro.body.copy().transform(table_reads, copy=False), substitutions)
+    body = inline(ranked.body.copy().transform(table_reads, copy=False), substitutions)
     return _prune(_folded(body))
 
 

@@ -6,6 +6,8 @@ only in the run or only in the qrels), and on integer ids. Refusals and data err
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -117,3 +119,11 @@ def test_a_pass_is_rendered_the_second_time_a_process_asks_for_it(monkeypatch):
     measures = ["P@7", "recall@7"]  # asked for by no other test
     first, second = (duckrank.evaluate(qrels, run, measures) for _ in range(2))
     assert passes[0] is None and "duckrank." not in passes[1] and first == second
+
+
+def test_a_single_call_does_not_import_sqlglot():
+    """Importing sqlglot is most of a render's cost: a process that evaluates once never pays it."""
+    script = ("import sys, duckrank; duckrank.evaluate({'q1': {'d1': 1}}, {'q1': {'d1': 1.0, 'd2': 0.5}}, ['map', "
+              "'ndcg@10']); print('sqlglot' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False", done.stderr
