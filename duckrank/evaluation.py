@@ -32,6 +32,8 @@ from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError, quoted, quoted_path
 from duckrank.inputs import Source, fresh_name, read_items, read_table, stdin_problem
+from duckrank.lean import available as lean_available
+from duckrank.lean import pass_sql as lean_pass_sql
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.peer_inputs import runs_and_names
 from duckrank.plan import RankingPass, ranking_passes, reads_top_lists
@@ -310,32 +312,49 @@ def _ranked_call(plan: Plan, ranking: RankingPass) -> str:
 
 
 def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
-                   g_max: float | None = None, estimates: dict[int, str] | None = None) -> str:
+                   g_max: float | None = None, estimates: dict[int, str] | None = None, lean: bool = False) -> str:
     """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
     group of measures sharing the relation options (duckrank.plan); text holds a text measure's
     value (relstring), NULL for the others. g_max pins ERR's default top grade; estimates holds each
-    corrected measure's f~ (_corrections)."""
+    corrected measure's f~ (_corrections). lean: each pass rendered with no macro call once
+    duckrank.lean renders it, for the cases _lean_case admits."""
     keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
     empty = sql_literal(conventions["empty"])
     ctes, selects = [], []
     for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
-        aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
-                      else measures[i].sampled_sql((estimates or {}).get(i)) for i in ranking.measures]
-        columns = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(ranking.measures, aggregates))
-        ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} FROM {_ranked_call(plan, ranking)} q)")
+        values = [measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
+                  for i in ranking.measures] if lean else []
+        rendered = lean_pass_sql(ranking.arguments, values, plan.run_view, plan.qrels_view) if lean else None
+        if rendered is not None:
+            ctes.append(f"g{group} AS ({rendered})")
+            columns = [_value_text(f"v{j}", measures[i]) for j, i in enumerate(ranking.measures)]
+        else:
+            aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
+                          else measures[i].sampled_sql((estimates or {}).get(i)) for i in ranking.measures]
+            columns = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(ranking.measures, aggregates))
+            ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} FROM {_ranked_call(plan, ranking)} q)")
+            columns = [_value_text(measures[i].metric.per_query_value(f"m{i}", "num_rel", empty), measures[i])
+                       for i in ranking.measures]
         selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
-                       f"{_value_columns(f'm{i}', measures[i], empty)} FROM g{group}" for i in ranking.measures)
+                       f"{column} FROM g{group}" for i, column in zip(ranking.measures, columns))
     return (f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) "
             f"WHERE value IS NOT NULL OR text IS NOT NULL")
 
 
-def _value_columns(column: str, measure: Measure, empty: str) -> str:
-    """A measure's per-query value and text columns, under the empty policy: a text measure fills
-    text, the others value."""
-    value = measure.metric.per_query_value(column, "num_rel", empty)
+def _value_text(value: str, measure: Measure) -> str:
+    """A measure's per-query value (Metric.per_query_value) as the value and text columns: a text
+    measure fills text, the others value."""
     if measure.metric.value == "text":
         return f"CAST(NULL AS DOUBLE) AS value, {value} AS text"
     return f"{value} AS value, CAST(NULL AS VARCHAR) AS text"
+
+
+def _lean_case(plan: Plan, measures: list[Measure], batches: int) -> bool:
+    """Whether the ranking passes render lean (duckrank.lean): one run scored whole (no segments, no
+    batches), every measure a ranking measure on full rankings, and sqlglot at hand. Anything else
+    calls the macros."""
+    return (not plan.keyed and batches == 1 and all(m.ranked and m.catalog is None for m in measures)
+            and lean_available())
 
 
 def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],
@@ -839,7 +858,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         batches = _query_batches(con, ranked_plan) if ranked else 1
         estimates = _corrections(con, ranked_plan, parsed, conventions)
         parts = (_batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1
-                 else [_per_query_sql(ranked_plan, parsed, conventions, estimates=estimates)] if ranked else [])
+                 else [_per_query_sql(ranked_plan, parsed, conventions, estimates=estimates,
+                                      lean=_lean_case(ranked_plan, parsed, batches))] if ranked else [])
         if top_k:  # never batched: coverage is over every query at once
             top_k_sql = _top_k_sql(plan, top_k, conventions, tables, slices)
             parts = [f"{parts[0]} UNION ALL {top_k_sql}", *parts[1:]] if parts else [top_k_sql]

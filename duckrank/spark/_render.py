@@ -31,16 +31,25 @@ class Macro:
 
 
 @cache
-def macros() -> dict[str, Macro]:
-    """The hand-written macros of sql/ (the generated files only check options and wrap them)."""
+def _macro_texts() -> dict[str, tuple[str, str, str]]:
+    """(parameters, ' TABLE' or '', body) of each hand-written macro of sql/ by name (the generated
+    files only check options and wrap them)."""
     found = {}
     for path in library_files():
         if path.name in GENERATED:
             continue
         for name, params, table, body in _MACRO.findall(path.read_text(encoding="utf-8")):
-            found[name] = Macro(name, tuple(p.strip() for p in params.split(",") if p.strip()),
-                                sqlglot.parse_one(body, read="duckdb"), bool(table))
+            found[name] = (params, table, body)
     return found
+
+
+@cache
+def macro(name: str) -> Macro:
+    """A hand-written macro of sql/, parsed when first inlined: a statement reads a few dozen of the
+    library's hundred-odd macros, and parsing them all costs seconds."""
+    params, table, body = _macro_texts()[name]
+    return Macro(name, tuple(p.strip() for p in params.split(",") if p.strip()),
+                 sqlglot.parse_one(body, read="duckdb"), bool(table))
 
 
 def _macro_call(node: exp.Expression) -> tuple[str, list[exp.Expression]] | None:
@@ -83,10 +92,10 @@ def inline(expression: exp.Expression, values: dict[str, exp.Expression] | None 
         if call is None:
             return node
         name, arguments = call
-        macro = macros()[name]
-        if len(arguments) != len(macro.params):
-            raise ValueError(f"duckrank.{name} takes {len(macro.params)} arguments, got {len(arguments)}")
-        return _operand(inline(_substitute(macro.body, dict(zip(macro.params, arguments)))))
+        called = macro(name)
+        if len(arguments) != len(called.params):
+            raise ValueError(f"duckrank.{name} takes {len(called.params)} arguments, got {len(arguments)}")
+        return _operand(inline(_substitute(called.body, dict(zip(called.params, arguments)))))
     if values:
         expression = _substitute(expression, values)
     return expression.transform(expand, copy=False)  # every caller passes a tree of its own
@@ -355,11 +364,11 @@ def ranked_query(qrels_table: tuple[str, ...], run_table: tuple[str, ...], qrels
 def _ranked_query(qrels_table: tuple[str, ...], run_table: tuple[str, ...], qrels_label: str, run_label: str,
                   frozen: tuple) -> exp.Expression:
     values = {name: dict(v) if name == "gain_map" else v for name, v in frozen}
-    macro = macros()["rank_queries"]
+    ranked = macro("rank_queries")
     if values["ties"] == "input":
         raise OptionError("ties := 'input' needs the order of the input rows, which Spark does not keep; "
                           "use ties := 'trec' (or pessimistic, optimistic, average) with --engine spark")
-    substitutions = {name: spark_literal(values[name]) for name in macro.params if name not in ("qrels", "run")}
+    substitutions = {name: spark_literal(values[name]) for name in ranked.params if name not in ("qrels", "run")}
     substitutions["qrels"], substitutions["run"] = exp.Literal.string(qrels_label), exp.Literal.string(run_label)
     tables = {"qrels": qrels_table, "run": run_table}
 
@@ -369,7 +378,7 @@ def _ranked_query(qrels_table: tuple[str, ...], run_table: tuple[str, ...], qrel
             column = node.this.expressions[0].find(exp.Column)
             return table(tables[column.name])
         return node
-    body = macro.body.copy().transform(table_reads, copy=False)
+    body = ranked.body.copy().transform(table_reads, copy=False)
     body = inline(body, substitutions)
     return _hashed_judgments(_planned_once(_prune(to_spark(_plain_ctes(_expand_star_replace(body))))))
 

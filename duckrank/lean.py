@@ -1,0 +1,195 @@
+"""The lean rendering of a ranking pass: duckrank.rank_queries and the measures over it as one
+DuckDB statement with no macro call in it, every option a literal and the branches of the other
+options' rules folded away.
+
+DuckDB binds a macro call by expanding it, every time: on small inputs binding the composed macro
+query (all four tie-rule branches included, dropped only after binding) and optimising it cost
+more than running it (issue 22). Rendered once here with the Spark engine's inliner
+(duckrank.spark._render: sqlglot, DuckDB dialect out), the statement binds only the branch asked
+for and each doc carries only the fields the measures read. The math is still only sql/'s: this
+module renders the macros, it writes none. Needs sqlglot (the `spark` extra); without it
+available() is False and the DuckDB engine calls the macros.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter
+from functools import cache, lru_cache
+from typing import Any
+
+# Stand-ins for the run and qrels views in a cached statement: each call's views have fresh names,
+# written in by pass_sql() (they are duckrank's own identifiers, never user text).
+RUN_VIEW, QRELS_VIEW = "duckrank_lean_run_view", "duckrank_lean_qrels_view"
+
+
+@cache
+def available() -> bool:
+    """Whether sqlglot is installed: looked up, not imported (importing it is most of a render's cost)."""
+    return importlib.util.find_spec("sqlglot") is not None
+
+
+# Rendering a pass costs more than binding its macros once (importing sqlglot and parsing the
+# library: about half a second), so a process renders a pass the RENDER_FROM_CALL-th time it is
+# asked for: a single call (the CLI) keeps the macros, a notebook loop renders once.
+RENDER_FROM_CALL = 2
+_asked: Counter[tuple] = Counter()
+
+
+def pass_sql(arguments: dict[str, Any], values: list[str], run_view: str, qrels_view: str) -> str | None:
+    """SELECT q.query_id, q.num_rel, <value 0> AS v0, ... FROM (<the ranked relation>) q for one
+    duckrank.rank_queries pass over two views: its arguments after qrels and run (RankingPass), and
+    the per-query value of each of its measures as SQL over the ranked row `q`, e.g.
+    CAST(duckrank.empty_policy(duckrank.ndcg_of(q, 10, 'qrels'), q.num_rel, 'zero') AS DOUBLE).
+    None while the pass is not worth rendering yet (RENDER_FROM_CALL): the caller calls the macros."""
+    key = (tuple((name, tuple(sorted(value.items())) if isinstance(value, dict) else value)
+                 for name, value in arguments.items()), tuple(values))
+    if len(_asked) > 1000:
+        _asked.clear()
+    _asked[key] += 1
+    if _asked[key] < RENDER_FROM_CALL:
+        return None
+    return _pass_template(*key).replace(RUN_VIEW, run_view).replace(QRELS_VIEW, qrels_view)
+
+
+@lru_cache(maxsize=256)
+def _pass_template(arguments: tuple[tuple[str, Any], ...], values: tuple[str, ...]) -> str:
+    """pass_sql over RUN_VIEW and QRELS_VIEW, a gain map as sorted pairs. Cached: a notebook loop
+    renders once."""
+    from sqlglot import exp
+
+    from duckrank.spark._render import narrowed_docs
+
+    ranked = _ranked(arguments)
+    constants = _constant_columns(ranked)
+    expressions = [_value(value, constants) for value in values]
+    read = {dot.name for expression in expressions for dot in expression.find_all(exp.Dot)}
+    ranked = narrowed_docs(ranked.copy(), read)
+    columns = "".join(f", {_duckdb(expression)} AS v{i}" for i, expression in enumerate(expressions))
+    return f"SELECT q.query_id, q.num_rel{columns} FROM ({_duckdb(ranked)}) q"
+
+
+@lru_cache(maxsize=64)
+def _ranked(arguments: tuple[tuple[str, Any], ...]) -> Any:
+    """duckrank.rank_queries over RUN_VIEW and QRELS_VIEW with every argument a literal, inlined
+    and folded (an AST: the caller copies it before changing it)."""
+    import sqlglot
+    from sqlglot import exp
+
+    from duckrank.measures import sql_literal
+    from duckrank.registry import EMPTY_GAIN_MAP
+    from duckrank.spark._render import _prune, inline, macro
+
+    values = {name: dict(value) if name == "gain_map" else value for name, value in arguments}
+    ranked = macro("rank_queries")
+    substitutions = {name: sqlglot.parse_one(EMPTY_GAIN_MAP if name == "gain_map" and not values[name]
+                                             else sql_literal(values[name]), read="duckdb")
+                     for name in ranked.params if name not in ("qrels", "run")}
+    # the names the data checks' messages show: duckrank's error translation replaces them by the inputs'
+    substitutions["qrels"], substitutions["run"] = exp.Literal.string(QRELS_VIEW), exp.Literal.string(RUN_VIEW)
+    views = {"qrels": QRELS_VIEW, "run": RUN_VIEW}
+
+    def table_reads(node: exp.Expression) -> exp.Expression:
+        # query_table(CAST(run AS VARCHAR)) reads the input: here the call's view
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name == "query_table":
+            return exp.to_table(views[node.this.expressions[0].find(exp.Column).name])
+        return node
+    body = inline(ranked.body.copy().transform(table_reads, copy=False), substitutions)
+    return _prune(_folded(body))
+
+
+def _constant_columns(ranked: Any) -> dict[str, Any]:
+    """The ranked relation's columns that are one literal for every row (tie_rule, all_docs): the
+    measures' conditions on them fold as well."""
+    from sqlglot import exp
+
+    return {projection.alias: projection.this for projection in ranked.expressions
+            if isinstance(projection, exp.Alias) and isinstance(projection.this, (exp.Literal, exp.Boolean))}
+
+
+def _value(sql: str, constants: dict[str, Any]) -> Any:
+    """A measure's per-query value over `q`, inlined, with q's constant columns as literals, folded."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.optimizer.simplify import simplify
+
+    from duckrank.spark._render import inline
+
+    def constant(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column) and node.table == "q" and node.name in constants:
+            return constants[node.name].copy()
+        return node
+    inlined = inline(sqlglot.parse_one(sql, read="duckdb")).transform(constant, copy=False)
+    return simplify(_folded(inlined))
+
+
+def _folded(tree: Any) -> Any:
+    """What sqlglot's simplify leaves of the option branches, folded bottom up: a comparison or IN of
+    literals, COALESCE of a literal (what a NULL option leaves, coalesce(NULL, x)), the cardinality
+    of the empty gain map, a CASE whose conditions are now constants."""
+    from sqlglot import exp
+
+    def literal(node: exp.Expression) -> bool:
+        return isinstance(node, (exp.Literal, exp.Boolean))
+
+    def is_null(node: exp.Expression) -> bool:
+        return isinstance(node, exp.Null) or (isinstance(node, exp.Cast) and isinstance(node.this, exp.Null))
+
+    def fold(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, (exp.EQ, exp.NEQ)) and isinstance(node.this, exp.Literal) \
+                and isinstance(node.expression, exp.Literal) and node.this.is_string and node.expression.is_string:
+            return exp.Boolean(this=(node.this.this == node.expression.this) == isinstance(node, exp.EQ))
+        if isinstance(node, exp.In) and isinstance(node.this, exp.Literal) and node.expressions \
+                and all(isinstance(e, exp.Literal) for e in node.expressions):
+            return exp.Boolean(this=node.this.this in {e.this for e in node.expressions})
+        if isinstance(node, exp.Coalesce):
+            arguments = [a for a in [node.this, *node.expressions] if not is_null(a)]
+            if arguments and (literal(arguments[0]) or len(arguments) == 1):
+                return arguments[0]
+        if isinstance(node, exp.GT) and isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "cardinality" \
+                and _is_empty_map(node.this.expressions[0]) and node.expression == exp.Literal.number(0):
+            return exp.false()
+        if isinstance(node, exp.Case):
+            ifs = [branch for branch in node.args["ifs"] if branch.this != exp.false()]
+            if ifs and ifs[0].this == exp.true():
+                return ifs[0].args["true"]
+            if not ifs:
+                return node.args.get("default") or exp.Null()
+            node.set("ifs", ifs)
+        if isinstance(node, exp.Not) and isinstance(node.this, exp.Boolean):
+            return exp.Boolean(this=not node.this.this)
+        return node
+
+    def bottom_up(node: exp.Expression) -> exp.Expression:
+        for key, value in list(node.args.items()):
+            if isinstance(value, exp.Expression):
+                node.set(key, bottom_up(value))
+            elif isinstance(value, list):
+                node.set(key, [bottom_up(v) if isinstance(v, exp.Expression) else v for v in value])
+        return fold(node)
+    return bottom_up(tree)
+
+
+def _is_empty_map(node: Any) -> bool:
+    from sqlglot import exp
+
+    from duckrank.registry import EMPTY_GAIN_MAP
+    return node == _parsed(EMPTY_GAIN_MAP) or (isinstance(node, exp.Paren) and node.this == _parsed(EMPTY_GAIN_MAP))
+
+
+@lru_cache(maxsize=None)
+def _parsed(sql: str) -> Any:
+    import sqlglot
+    return sqlglot.parse_one(sql, read="duckdb")
+
+
+def _duckdb(tree: Any) -> str:
+    """A tree as DuckDB SQL, without the macros' comments. log2(x) stays log2: sqlglot spells it
+    log(2, x), whose last bit differs."""
+    from sqlglot import exp
+
+    def log2(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Log) and node.expression is not None and node.this == exp.Literal.number(2):
+            return exp.Anonymous(this="log2", expressions=[node.expression])
+        return node
+    return tree.transform(log2).sql("duckdb", comments=False)

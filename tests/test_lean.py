@@ -1,0 +1,129 @@
+"""The lean rendering (duckrank/lean.py) gives the macro path's numbers bit for bit: every ranking
+measure with a spread of its options under every convention setting of the front-door test, on
+its hostile data (ties, unjudged and negatively graded docs, a query without relevant docs, queries
+only in the run or only in the qrels), and on integer ids. Refusals and data errors read the same."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from test_front_doors import QRELS, RUN, SETTINGS, cases_for
+
+import duckrank
+from duckrank import evaluation, lean
+
+pytest.importorskip("sqlglot")
+
+
+@pytest.fixture
+def rendered(monkeypatch):
+    """Every pass rendered from its first call; counts the passes the lean rendering serves, so a
+    comparison cannot pass by comparing the macro path with itself."""
+    calls = []
+    lean_pass_sql = evaluation.lean_pass_sql
+
+    def counted(*args, **kwargs):
+        rendered = lean_pass_sql(*args, **kwargs)
+        if rendered is not None:
+            calls.append(args)
+        return rendered
+    monkeypatch.setattr(evaluation, "lean_pass_sql", counted)
+    monkeypatch.setattr(lean, "RENDER_FROM_CALL", 1)
+    return calls
+
+
+def outcome(monkeypatch, rendering: bool, qrels, run, measures: list[str], **conventions):
+    """{(measure, query_id): value or text} of one evaluate(per_query=True) call, or its error."""
+    with monkeypatch.context() as patch:
+        if not rendering:
+            patch.setattr(evaluation, "_lean_case", lambda *args: False)
+        try:
+            rows = duckrank.evaluate(qrels, run, measures, per_query=True, **conventions).fetchall()
+        except duckrank.DuckrankError as error:
+            return f"{type(error).__name__}: {error}"
+    return {(measure, query_id): text if text is not None else value
+            for query_id, measure, value, *texts in rows for text in [texts[0] if texts else None]}
+
+
+def same(lean, macro) -> bool:
+    if isinstance(lean, str) or isinstance(macro, str):
+        return lean == macro
+    return lean.keys() == macro.keys() and all(
+        lean[key] == macro[key] or (isinstance(lean[key], float) and math.isnan(lean[key]) and math.isnan(macro[key]))
+        for key in lean)
+
+
+def frames(integer_ids: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    qrels = pd.DataFrame(QRELS, columns=["query_id", "doc_id", "relevance"])
+    run = pd.DataFrame(RUN, columns=["query_id", "doc_id", "score"])
+    if integer_ids:  # ids as numbers: trec ties still break on the ids as text ('9' before '10')
+        for frame in (qrels, run):
+            frame["query_id"] = frame["query_id"].str[1:].astype("int64")
+            frame["doc_id"] = frame["doc_id"].map(lambda d: sum(ord(c) for c in d))
+    return qrels, run
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_lean_and_macro_paths_agree_bit_for_bit(monkeypatch, rendered, setting):
+    qrels, run = frames()
+    measures = list(dict.fromkeys(case.measure for case in cases_for(setting)
+                                  if "sampled" not in dict(case.options)))  # sampled lists call the macros
+    lean = outcome(monkeypatch, True, qrels, run, measures, **SETTINGS[setting])
+    if isinstance(lean, str):  # a refusal (ties := 'average'): each measure alone, on both paths
+        pairs = [(outcome(monkeypatch, True, qrels, run, [m], **SETTINGS[setting]),
+                  outcome(monkeypatch, False, qrels, run, [m], **SETTINGS[setting])) for m in measures]
+    else:
+        pairs = [(lean, outcome(monkeypatch, False, qrels, run, measures, **SETTINGS[setting]))]
+    assert rendered, "the lean rendering was not used"
+    differing = [(lean, macro) for lean, macro in pairs if not same(lean, macro)]
+    assert not differing, differing[0]
+
+
+@pytest.mark.parametrize("conventions", [{}, {"ties": "doc_ascending", "max_rank": 3}, {"unjudged": "skip"}])
+def test_integer_ids_agree(monkeypatch, rendered, conventions):
+    qrels, run = frames(integer_ids=True)
+    measures = ["ndcg@10", "map", "recip_rank", "P@3", "bpref", "ERR@5", "AUC", "Rprec", "relstring.5"]
+    lean = outcome(monkeypatch, True, qrels, run, measures, **conventions)
+    assert rendered and not isinstance(lean, str), lean
+    assert same(lean, outcome(monkeypatch, False, qrels, run, measures, **conventions))
+
+
+@pytest.mark.parametrize("broken", ["duplicate", "null_doc", "nan_score", "qrels_conflict", "no_common"])
+def test_data_errors_read_the_same(monkeypatch, rendered, broken):
+    qrels, run = frames()
+    if broken == "duplicate":
+        run = pd.concat([run, run.iloc[[0]]])
+    elif broken == "null_doc":
+        run.loc[2, "doc_id"] = None
+    elif broken == "nan_score":
+        run.loc[3, "score"] = math.nan
+    elif broken == "qrels_conflict":
+        qrels = pd.concat([qrels, pd.DataFrame([("q1", "d1", 0)], columns=qrels.columns)])
+    else:
+        run["query_id"] = "other"
+    lean = outcome(monkeypatch, True, qrels, run, ["map", "ndcg@10"])
+    assert rendered and isinstance(lean, str), lean
+    assert lean == outcome(monkeypatch, False, qrels, run, ["map", "ndcg@10"])
+
+
+def test_a_pass_is_rendered_the_second_time_a_process_asks_for_it(monkeypatch):
+    """A single call (the CLI) keeps the macros: rendering costs more than binding them once."""
+    passes = []
+    lean_pass_sql = evaluation.lean_pass_sql
+    monkeypatch.setattr(evaluation, "lean_pass_sql", lambda *args: passes.append(lean_pass_sql(*args)) or passes[-1])
+    qrels, run = frames()
+    measures = ["P@7", "recall@7"]  # asked for by no other test
+    first, second = (duckrank.evaluate(qrels, run, measures) for _ in range(2))
+    assert passes[0] is None and "duckrank." not in passes[1] and first == second
+
+
+def test_a_single_call_does_not_import_sqlglot():
+    """Importing sqlglot is most of a render's cost: a process that evaluates once never pays it."""
+    script = ("import sys, duckrank; duckrank.evaluate({'q1': {'d1': 1}}, {'q1': {'d1': 1.0, 'd2': 0.5}}, ['map', "
+              "'ndcg@10']); print('sqlglot' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False", done.stderr
