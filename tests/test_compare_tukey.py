@@ -452,3 +452,15 @@ def test_tukey_keeps_only_the_tables_the_comparison_reads(against_ranx):
     # on duckrank's own connection too, the pairs and their p-values go once the verdicts are in
     own = duckrank.compare(*frames(qrels, runs), ["map"], test="tukey", permutations=0, bootstrap=0)
     assert not [name for name in tables(own.con) if "tukey" in name]
+
+
+def test_letters_past_z_are_two_letters_and_marks_take_commas():
+    from duckrank.comparison import beaten_letters, run_letters
+
+    five = run_letters([f"r{i}" for i in range(5)])
+    assert list(five.values()) == ["a", "b", "c", "d", "e"] and beaten_letters(["r0", "r3"], five) == "ad"
+    many = run_letters([f"r{i}" for i in range(28)])
+    assert (many["r25"], many["r26"], many["r27"]) == ("z", "aa", "ab")
+    assert beaten_letters(["r1", "r27"], many) == "b,ab" and beaten_letters([], many) == ""
+    with pytest.raises(OptionError, match="labels at most 702 runs with letters; got 703"):
+        run_letters([f"r{i}" for i in range(703)])
