@@ -278,6 +278,12 @@ def test_bad_runs_are_named():
         duckrank.fuse([{"q": {"a": 1.0}}, {"q": {"b": float("nan")}}], "rrf")
 
 
+def test_qrels_ids_of_another_type_are_refused():
+    runs = [{1: {10: 1.0}}, {1: {11: 2.0}}]
+    with pytest.raises(duckrank.InputError, match="ids are compared as given"):
+        duckrank.fuse(runs, "posfuse", qrels={"1": {"10": 1}})
+
+
 def test_optimize_fusion_chooses_ranx_weights():
     runs, qrels = make_runs(7, ties=False, n_runs=2, full=True), make_qrels(7)
     theirs = ranx.optimize_fusion(Qrels(qrels), ranx_runs(runs), method="wsum", metric="ndcg@10",
