@@ -506,7 +506,7 @@ def _read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], 
             "items": read_items(con, items, doc_col=columns.get("doc_id"), literal=literal) if needs_items else None}
     for source in read.values():
         if source is not None:
-            _check_id_types(source, runs)
+            check_id_types(source, runs)
     return read
 
 
@@ -626,7 +626,7 @@ def _split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tu
             Source(qrels_view, log.label, log.columns, given=log.given))
 
 
-def _check_id_types(qrels: Source, runs: list[Source]) -> None:
+def check_id_types(qrels: Source, runs: list[Source]) -> None:
     """Ids are compared as given: a string id never silently matches a number."""
     def is_text(column_type: str) -> bool:
         return column_type.upper().startswith("VARCHAR")
@@ -835,7 +835,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns, literal=literal)
         run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
                        for run in run_list]
-        _check_id_types(qrels_source, run_sources)
+        check_id_types(qrels_source, run_sources)
         run_sources = [_reshaped(con, run, exclusions, attributes, segments, keep_order) for run in run_sources]
         sources = [qrels_source, *run_sources]
     sources += [extra for extra in (exclusions, attributes) if extra is not None]

@@ -22,6 +22,7 @@ import duckdb
 from duckrank._library import interruptible, shared_cursor
 from duckrank._sql import literal, quote_identifier
 from duckrank.errors import InputError, OptionError, quoted
+from duckrank.evaluation import check_id_types, evaluate
 from duckrank.inputs import Source, fresh_name, read_table
 from duckrank.peer_inputs import runs_and_names
 from duckrank.registry import FUSION_METHODS, FUSION_NORM_ALIASES, FUSION_NORMS, FUSION_PARAMS, FusionMethod
@@ -150,8 +151,6 @@ def _check_runs(con: duckdb.DuckDBPyConnection, sources: list[Source], table: st
 def _map_scores(con: duckdb.DuckDBPyConnection, table: str, norm: str, qrels_view: str, run_count: int) -> list[float]:
     """MAPFuse's learnt parameter: each normalised run's MAP on the qrels, by duckrank's own map over
     every qrels query (a query the run lacks scores 0, as ranx scores it)."""
-    from duckrank.evaluation import evaluate
-
     qrels = con.sql(f"SELECT query_id, doc_id, relevance FROM {quote_identifier(qrels_view)}").arrow().read_all()
     scores = []
     for run in range(1, run_count + 1):
@@ -212,7 +211,9 @@ def fused_table(runs: Any, method: str, norm: str | None = "min-max", weights: l
     if chosen.trained:
         qrels_columns = {key: value for key, value in {"query_id": query_col, "doc_id": doc_col,
                                                        "relevance": relevance_col}.items() if value is not None}
-        qrels_view = read_table(con, qrels, "qrels", columns=qrels_columns or None, literal=literal).view
+        judged = read_table(con, qrels, "qrels", columns=qrels_columns or None, literal=literal)
+        check_id_types(judged, sources)
+        qrels_view = judged.view
     if "map_scores" in chosen.learned:
         params = {**params, "map_scores": _map_scores(con, table, norm, qrels_view, len(sources))}
     fused = fresh_name("fused")
@@ -256,8 +257,6 @@ def optimize_fusion(qrels: Any, runs: Any, method: str, norm: str | None = "min-
     100 (probfuse, slidefuse). ranx's bounds min_<name>=, max_<name>=, step= change it. A tie goes to
     the later trial, as in ranx. The methods that only learn from qrels (posfuse, segfuse, bayesfuse,
     mapfuse) have nothing to choose: {} (fuse() learns them from qrels)."""
-    from duckrank.evaluation import evaluate
-
     chosen = fusion_method(method)
     if not chosen.grid:
         if chosen.trained:

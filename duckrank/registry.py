@@ -609,7 +609,7 @@ FUSION_NORM_ALIASES = {"min_max": "min-max", "min_max_inverted": "min-max-invert
 
 
 def _finite_list(name: str) -> str:
-    return f"{name} IS NOT NULL AND coalesce(list_bool_and(list_transform({name}, lambda v: isfinite(v))), true)"
+    return f"{name} IS NOT NULL AND list_bool_and(list_transform({name}, lambda v: coalesce(isfinite(v), false)))"
 
 
 # A method's parameters. ranx gives some no default (gamma, phi, weights, n_segments, w): duckrank

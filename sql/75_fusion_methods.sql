@@ -7,7 +7,7 @@ CREATE OR REPLACE MACRO duckrank.fusion_problems(method, run_count, norm := 'min
     nullif(concat_ws(chr(10),
         CASE WHEN NOT coalesce(norm IN ('min-max', 'min-max-inverted', 'max', 'sum', 'zmuv', 'rank', 'borda', 'none'), false)
              THEN 'norm must be one of min-max, min-max-inverted, max, sum, zmuv, rank, borda, none; got ' || duckrank.show(norm) END,
-        CASE WHEN method IN ('wsum', 'wmnz', 'mixed', 'w_bordafuse', 'w_condorcet') AND NOT coalesce(weights IS NOT NULL AND coalesce(list_bool_and(list_transform(weights, lambda v: isfinite(v))), true) AND len(weights) = run_count, false)
+        CASE WHEN method IN ('wsum', 'wmnz', 'mixed', 'w_bordafuse', 'w_condorcet') AND NOT coalesce(weights IS NOT NULL AND list_bool_and(list_transform(weights, lambda v: coalesce(isfinite(v), false))) AND len(weights) = run_count, false)
              THEN 'weights must be one finite number per run; got ' || duckrank.show(weights) END,
         CASE WHEN method IN ('rrf') AND NOT coalesce(isfinite(k) AND k >= 0, false)
              THEN 'k must be a number >= 0; got ' || duckrank.show(k) END,
@@ -21,7 +21,7 @@ CREATE OR REPLACE MACRO duckrank.fusion_problems(method, run_count, norm := 'min
              THEN 'n_segments must be a whole number >= 1 (ranx has no default: give one, or optimise it); got ' || duckrank.show(n_segments) END,
         CASE WHEN method IN ('slidefuse') AND NOT coalesce(w >= 0 AND w = floor(w), false)
              THEN 'w must be a whole number >= 0 (ranx has no default: give one, or optimise it); got ' || duckrank.show(w) END,
-        CASE WHEN method IN ('mapfuse') AND NOT coalesce(map_scores IS NOT NULL AND coalesce(list_bool_and(list_transform(map_scores, lambda v: isfinite(v))), true) AND len(map_scores) = run_count, false)
+        CASE WHEN method IN ('mapfuse') AND NOT coalesce(map_scores IS NOT NULL AND list_bool_and(list_transform(map_scores, lambda v: coalesce(isfinite(v), false))) AND len(map_scores) = run_count, false)
              THEN 'map_scores must be one finite number per run; got ' || duckrank.show(map_scores) END), '');
 COMMENT ON MACRO duckrank.fusion_problems IS 'check a fusion method''s arguments; returns the problems as text, NULL if none';
 

@@ -278,6 +278,27 @@ def test_bad_runs_are_named():
         duckrank.fuse([{"q": {"a": 1.0}}, {"q": {"b": float("nan")}}], "rrf")
 
 
+def test_runs_come_as_anything_duckrank_reads(tmp_path):
+    """ranx Runs, a {name: run} dict, Parquet files: the same fused run."""
+    runs = make_runs(10, ties=True, n_runs=2)
+    paths = []
+    for i, current in enumerate(runs):
+        paths.append(tmp_path / f"run{i}.parquet")
+        duckrank.connect().execute(
+            f"COPY (SELECT * FROM (VALUES {', '.join(str((q, d, s)) for q, docs in current.items() for d, s in docs.items())}) "
+            f"t(query_id, doc_id, score)) TO '{paths[-1]}'")
+    expected = _fused("mnz", runs)
+    assert scores_of(duckrank.fuse(ranx_runs(runs), "mnz")) == expected
+    assert scores_of(duckrank.fuse({"a": runs[0], "b": runs[1]}, "mnz")) == expected
+    assert scores_of(duckrank.fuse([str(path) for path in paths], "mnz")) == expected
+
+
+def test_qrels_ids_of_another_type_are_refused():
+    runs = [{1: {10: 1.0}}, {1: {11: 2.0}}]
+    with pytest.raises(duckrank.InputError, match="ids are compared as given"):
+        duckrank.fuse(runs, "posfuse", qrels={"1": {"10": 1}})
+
+
 def test_optimize_fusion_chooses_ranx_weights():
     runs, qrels = make_runs(7, ties=False, n_runs=2, full=True), make_qrels(7)
     theirs = ranx.optimize_fusion(Qrels(qrels), ranx_runs(runs), method="wsum", metric="ndcg@10",
