@@ -204,8 +204,9 @@ def holds_library(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 # DuckDB's memory_limit bounds its buffer manager, not the process: some of its allocations and
-# the interpreter live outside it (W100M at 4GB peaked 0.2-0.7 GB above). duckrank's memory limit
-# is meant for the whole process, so DuckDB gets this share of it and the rest is headroom.
+# the interpreter (~100 MB) live outside it (W100M at 4GB peaked 0.2-0.7 GB above). duckrank's memory
+# limit is meant for the process as far as DuckDB allows, so DuckDB gets this share of it and the
+# rest is headroom; the README says by how much the process can still pass it.
 DUCKDB_MEMORY_SHARE = 0.8
 
 
