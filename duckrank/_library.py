@@ -237,7 +237,7 @@ def memory_problem(con: duckdb.DuckDBPyConnection, error: Exception) -> str | No
 # Sane bounds of the engine settings, checked before any work starts: 100000 threads hang DuckDB,
 # and below about 32 MB it cannot hold a single block of a small run.
 MAX_THREADS = 1024
-MIN_MEMORY_BYTES = 32 * 2 ** 20
+MIN_MEMORY_BYTES = 32_000_000  # 32MB, as the messages and the README write it (DuckDB: MB = 10^6 bytes)
 _MEMORY_UNITS = {"b": 1, "bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
                  "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40}
 
@@ -265,7 +265,7 @@ def engine_problems(threads: Any = None, memory_limit: Any = None) -> list[str]:
         else:
             valid = bool(match) and size * _MEMORY_UNITS[match[2].lower()] >= MIN_MEMORY_BYTES
         if not valid:
-            problems.append(f"memory_limit must be a size of at least {MIN_MEMORY_BYTES >> 20}MB (such as 4GB or "
+            problems.append(f"memory_limit must be a size of at least {MIN_MEMORY_BYTES // 10 ** 6}MB (such as 4GB or "
                             f"512MB) or a share of the memory from 1% to 100%; got {memory_limit!r}")
     return problems
 
