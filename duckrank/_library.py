@@ -218,9 +218,10 @@ def duckdb_memory_limit(limit: str) -> str:
     return f"{float(match[1]) * DUCKDB_MEMORY_SHARE:.6g}{match[2]}"
 
 
-def memory_problem(con: duckdb.DuckDBPyConnection, error: Exception) -> str | None:
+def memory_problem(con: duckdb.DuckDBPyConnection, error: Exception, why: Callable[[], str] = str) -> str | None:
     """What to tell the user when DuckDB ran out of memory or spill space (None for any other error):
-    the limit it ran into and what to change, not DuckDB's allocator figures alone."""
+    the limit it ran into and what to change, not DuckDB's allocator figures alone; `why()` adds
+    what made a computation too large, if the caller can tell."""
     if not isinstance(error, duckdb.OutOfMemoryException) and "No space left on device" not in str(error):
         return None
     detail = str(error).strip().splitlines()[0]
@@ -231,7 +232,7 @@ def memory_problem(con: duckdb.DuckDBPyConnection, error: Exception) -> str | No
                 f"--temp-dir / temp_dir= at a disk with room, or raise the memory limit")
     limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     return (f"out of memory: DuckDB's limit of {limit} ({DUCKDB_MEMORY_SHARE:.0%} of --memory-limit / memory_limit=, "
-            f"or of the machine's memory) was not enough ({detail}); raise --memory-limit")
+            f"or of the machine's memory) was not enough ({detail}); raise --memory-limit{why()}")
 
 
 # Sane bounds of the engine settings, checked before any work starts: 100000 threads hang DuckDB,

@@ -482,9 +482,9 @@ def _read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], 
 def _translate(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyConnection) -> DuckrankError:
     """A DuckDB error as a duckrank error that names the user's inputs, not our views."""
     message = str(error).strip()
-    memory = memory_problem(con, error)
+    memory = memory_problem(con, error, lambda: _largest_query(con, sources))
     if memory is not None:
-        return InputError(memory + _largest_query(con, sources))
+        return InputError(memory)
     for source in sources:
         name = source.label.split(" ", 1)[1] if " " in source.label else source.label
         for view in filter(None, (source.inner_view, source.view)):
