@@ -202,8 +202,9 @@ def holds_library(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 # DuckDB's memory_limit bounds its buffer manager, not the process: some of its allocations and
-# the interpreter live outside it (W100M at 4GB peaked 0.2-0.7 GB above). duckrank's memory limit
-# is meant for the whole process, so DuckDB gets this share of it and the rest is headroom.
+# the interpreter (~100 MB) live outside it (W100M at 4GB peaked 0.2-0.7 GB above). duckrank's memory
+# limit is meant for the process as far as DuckDB allows, so DuckDB gets this share of it and the
+# rest is headroom; the README says by how much the process can still pass it.
 DUCKDB_MEMORY_SHARE = 0.8
 
 
@@ -215,9 +216,10 @@ def duckdb_memory_limit(limit: str) -> str:
     return f"{float(match[1]) * DUCKDB_MEMORY_SHARE:.6g}{match[2]}"
 
 
-def memory_problem(con: duckdb.DuckDBPyConnection, error: Exception) -> str | None:
+def memory_problem(con: duckdb.DuckDBPyConnection, error: Exception, why: Callable[[], str] = str) -> str | None:
     """What to tell the user when DuckDB ran out of memory or spill space (None for any other error):
-    the limit it ran into and what to change, not DuckDB's allocator figures alone."""
+    the limit it ran into and what to change, not DuckDB's allocator figures alone; `why()` adds
+    what made a computation too large, if the caller can tell."""
     if not isinstance(error, duckdb.OutOfMemoryException) and "No space left on device" not in str(error):
         return None
     detail = str(error).strip().splitlines()[0]
@@ -228,13 +230,13 @@ def memory_problem(con: duckdb.DuckDBPyConnection, error: Exception) -> str | No
                 f"--temp-dir / temp_dir= at a disk with room, or raise the memory limit")
     limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     return (f"out of memory: DuckDB's limit of {limit} ({DUCKDB_MEMORY_SHARE:.0%} of --memory-limit / memory_limit=, "
-            f"or of the machine's memory) was not enough ({detail}); raise --memory-limit")
+            f"or of the machine's memory) was not enough ({detail}); raise --memory-limit{why()}")
 
 
 # Sane bounds of the engine settings, checked before any work starts: 100000 threads hang DuckDB,
 # and below about 32 MB it cannot hold a single block of a small run.
 MAX_THREADS = 1024
-MIN_MEMORY_BYTES = 32 * 2 ** 20
+MIN_MEMORY_BYTES = 32_000_000  # 32MB, as the messages and the README write it (DuckDB: MB = 10^6 bytes)
 _MEMORY_UNITS = {"b": 1, "bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
                  "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40}
 
@@ -262,7 +264,7 @@ def engine_problems(threads: Any = None, memory_limit: Any = None) -> list[str]:
         else:
             valid = bool(match) and size * _MEMORY_UNITS[match[2].lower()] >= MIN_MEMORY_BYTES
         if not valid:
-            problems.append(f"memory_limit must be a size of at least {MIN_MEMORY_BYTES >> 20}MB (such as 4GB or "
+            problems.append(f"memory_limit must be a size of at least {MIN_MEMORY_BYTES // 10 ** 6}MB (such as 4GB or "
                             f"512MB) or a share of the memory from 1% to 100%; got {memory_limit!r}")
     return problems
 

@@ -513,9 +513,9 @@ def _read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], 
 def _translate(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyConnection) -> DuckrankError:
     """A DuckDB error as a duckrank error that names the user's inputs, not our views."""
     message = str(error).strip()
-    memory = memory_problem(con, error)
+    memory = memory_problem(con, error, lambda: _largest_query(con, sources))
     if memory is not None:
-        return InputError(memory + _largest_query(con, sources))
+        return InputError(memory)
     for source in sources:
         name = source.label.split(" ", 1)[1] if " " in source.label else source.label
         for view in filter(None, (source.inner_view, source.view)):
@@ -526,9 +526,12 @@ def _translate(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyC
     return InputError(f"DuckDB could not evaluate the inputs: {message.splitlines()[0]}")
 
 
+LARGE_QUERY_ROWS = 1_000_000  # a query's ranking of this many rows fills about 100 MB (BYTES_PER_RUN_ROW)
+
+
 def _largest_query(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> str:
-    """Why batching did not help, when one query of a run holds more rows than the others together
-    could: each query's ranking is held in memory whole."""
+    """Why batching did not help, when a run's largest query holds LARGE_QUERY_ROWS or more: each
+    query's ranking is held in memory whole."""
     hints = []
     for source in sources:
         if not source.label.startswith("run"):
@@ -538,7 +541,7 @@ def _largest_query(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> str
                                 f"GROUP BY query_id ORDER BY 2 DESC LIMIT 1").fetchall()
         except duckdb.Error:
             continue  # short of memory for this too: the limit alone is the advice
-        if found and found[0][1] >= 1_000_000:
+        if found and found[0][1] >= LARGE_QUERY_ROWS:
             query_id, rows, docs = found[0]
             repeats = (f"; only {docs:,} of its doc_ids differ: --duplicates max (duplicates='max') keeps one row "
                        f"per doc" if docs < rows else "")

@@ -3,15 +3,23 @@
 -- by duckrank.raise_problems inside a CTE that the result depends on, so the shell and Python
 -- see the same message, and every bad option is reported at once.
 
+-- Line breaks, tabs and ESC written as Python writes them (\n, \r, \t, \x1b), so that an id cannot
+-- forge a line of a message or restyle the terminal it is printed on (chr(92) is the backslash:
+-- Spark reads backslashes in a literal as escapes, DuckDB does not).
+CREATE OR REPLACE MACRO duckrank.escaped(text) AS
+    replace(replace(replace(replace(text, chr(10), chr(92) || 'n'), chr(13), chr(92) || 'r'), chr(9), chr(92) || 't'),
+            chr(27), chr(92) || 'x1b');
+COMMENT ON MACRO duckrank.escaped IS 'a text with its line breaks, tabs and ESC escaped, for a message';
+
 -- A value as it should appear in a message: quoted, or NULL. Past 80 characters it is cut, with how
 -- many more there are, as duckrank.errors.quoted cuts the messages Python builds (QUOTED_LIMIT): an id
 -- of 100,000 characters makes no 100 KB message.
 CREATE OR REPLACE MACRO duckrank.show(value) AS
     CASE WHEN value IS NULL THEN 'NULL'
-         WHEN length(CAST(value AS VARCHAR)) <= 80 THEN '''' || CAST(value AS VARCHAR) || ''''
-         ELSE '''' || left(CAST(value AS VARCHAR), 80) || '''…('
+         WHEN length(CAST(value AS VARCHAR)) <= 80 THEN '''' || duckrank.escaped(CAST(value AS VARCHAR)) || ''''
+         ELSE '''' || duckrank.escaped(left(CAST(value AS VARCHAR), 80)) || '''…('
               || printf('%,d', length(CAST(value AS VARCHAR)) - 80) || ' more characters)' END;
-COMMENT ON MACRO duckrank.show IS 'a value quoted for an error message (cut after 80 characters), or NULL';
+COMMENT ON MACRO duckrank.show IS 'a value quoted for an error message (escaped, cut after 80 characters), or NULL';
 
 -- Raise all collected problems (NULL or '' means none). Returns NULL otherwise.
 CREATE OR REPLACE MACRO duckrank.raise_problems(problems) AS

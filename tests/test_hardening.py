@@ -265,6 +265,13 @@ def test_the_api_refuses_the_same_limits(inputs):
         duckrank.evaluate(qrels, runs[0], ["map"], memory_limit="-1GB")
 
 
+def test_the_smallest_memory_limit_the_message_names_is_taken(inputs):
+    qrels, run_path = str(inputs / "qrels.parquet"), str(inputs / "run.parquet")
+    assert duckrank.evaluate(qrels, run_path, ["map"], memory_limit="32MB")["map"] == map_of(qrels, run_path)
+    with pytest.raises(duckrank.OptionError, match="^memory_limit must be a size of at least 32MB.*got '31.9MB'"):
+        duckrank.evaluate(qrels, run_path, ["map"], memory_limit="31.9MB")
+
+
 # ---------------------------------------------------------------------------------------------
 # numbers stay numbers
 

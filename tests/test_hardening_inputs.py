@@ -95,8 +95,17 @@ def test_a_long_id_in_a_message_the_sql_library_builds_is_cut(tmp_path):
     assert "'…(99,920 more characters); each (query_id, doc_id)" in str(raised.value) and len(str(raised.value)) < 700
 
 
-@pytest.mark.parametrize("value", ["x" * 100_000, "x" * 80, "é" * 81, "q1", 3, None],
-                         ids=["100000", "80", "81-accented", "short", "number", "null"])
+def test_a_line_break_in_an_id_cannot_forge_a_line_of_a_message_the_sql_library_builds(tmp_path):
+    run_file = write_parquet(tmp_path / "run.parquet", {"query_id": ["q1", "q1"], "doc_id": ["d1\nAll good"] * 2,
+                                                        "score": [1.0, 2.0]})
+    qrels = write_parquet(tmp_path / "qrels.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]})
+    result = run("eval", qrels, run_file)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.count("\n") == 1 and "doc_id 'd1\\nAll good'" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("value", ["x" * 100_000, "x" * 80, "é" * 81, "q1", 3, None, "d1\nAll good", "\x1b[31mred\ttab\r"],
+                         ids=["100000", "80", "81-accented", "short", "number", "null", "line-break", "escape-tab-return"])
 def test_the_sql_library_cuts_a_value_where_python_cuts_it(value):
     from duckrank.errors import quoted
 
@@ -114,13 +123,13 @@ def test_a_long_id_is_cut_in_the_spark_engines_message_too():
 
     spark = spark_support.session()
     qrels = spark.createDataFrame([("q1", "d1", 1)], "query_id string, doc_id string, relevance int")
-    run_frame = spark.createDataFrame([("q1", LONG_ID, 1.0), ("q1", LONG_ID, 2.0)],
-                                      "query_id string, doc_id string, score double")
+    doc = "d\n" + LONG_ID  # a line break too: escaped by chr(92), as Spark reads backslashes in literals
+    run_frame = spark.createDataFrame([("q1", doc, 1.0), ("q1", doc, 2.0)], "query_id string, doc_id string, score double")
     with pytest.raises(Exception) as raised:
         duckrank_spark.evaluate(spark, qrels, run_frame, ["map"]).collect()
     error = duckrank_spark.input_error(raised.value)
     assert isinstance(error, InputError)
-    assert "doc_id 'xxx" in str(error) and "'…(99,920 more characters); each (query_id, doc_id)" in str(error), error
+    assert "doc_id 'd\\nxxx" in str(error) and "'…(99,922 more characters); each (query_id, doc_id)" in str(error), error
     assert len(str(error)) < 600
 
 

@@ -432,7 +432,7 @@ def engine_options(function: Callable) -> Callable:
     function = click.option("--temp-dir", metavar="DIR", help="Where DuckDB spills (temp_directory).")(function)
     function = click.option(
         "--memory-limit", metavar="SIZE",
-        help="Memory for the whole process, e.g. 4GB or 50% (DuckDB gets 80% of it; the rest is headroom)."
+        help="Memory for DuckDB and its headroom, e.g. 4GB or 50% (DuckDB gets 80%; the process may pass it by up to a third)."
     )(function)
     function = click.option("--threads", metavar="N", help="DuckDB worker threads (default: all cores).")(function)
     return function

@@ -498,54 +498,246 @@ WITH run_rows AS (
           WHEN checks.null_docs > 0 OR query_id IS NULL
           THEN 'run ' || CASE
             WHEN LENGTH(CAST('run' AS STRING)) <= 80
-            THEN '\'' || CAST('run' AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST('run' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST('run' AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST('run' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
           END || ' has a NULL id (query_id ' || CASE
             WHEN query_id IS NULL
             THEN 'NULL'
             WHEN LENGTH(CAST(query_id AS STRING)) <= 80
-            THEN '\'' || CAST(query_id AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST(query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST(query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
           END || CASE WHEN checks.null_docs > 0 THEN ', doc_id NULL' ELSE '' END || '); every row needs a query_id and a doc_id'
         END,
         CASE
           WHEN NOT checks.bad_score IS NULL
           THEN 'run ' || CASE
             WHEN LENGTH(CAST('run' AS STRING)) <= 80
-            THEN '\'' || CAST('run' AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST('run' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST('run' AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST('run' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
           END || ' has a NULL, NaN or infinite score for query_id ' || CASE
             WHEN checks.bad_score.query_id IS NULL
             THEN 'NULL'
             WHEN LENGTH(CAST(checks.bad_score.query_id AS STRING)) <= 80
-            THEN '\'' || CAST(checks.bad_score.query_id AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST(checks.bad_score.query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(checks.bad_score.query_id AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST(checks.bad_score.query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(checks.bad_score.query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(checks.bad_score.query_id AS STRING)) - 80) || ' more characters)'
           END || ', doc_id ' || CASE
             WHEN checks.bad_score.doc_id IS NULL
             THEN 'NULL'
             WHEN LENGTH(CAST(checks.bad_score.doc_id AS STRING)) <= 80
-            THEN '\'' || CAST(checks.bad_score.doc_id AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST(checks.bad_score.doc_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(checks.bad_score.doc_id AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST(checks.bad_score.doc_id AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(checks.bad_score.doc_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(checks.bad_score.doc_id AS STRING)) - 80) || ' more characters)'
           END || '; scores must be finite numbers: fix or drop those rows'
         END,
         CASE
           WHEN NOT query_id IS NULL AND repeats > 0
           THEN 'run ' || CASE
             WHEN LENGTH(CAST('run' AS STRING)) <= 80
-            THEN '\'' || CAST('run' AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST('run' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST('run' AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST('run' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
           END || ' has ' || repeated_copies || ' rows for query_id ' || CASE
             WHEN query_id IS NULL
             THEN 'NULL'
             WHEN LENGTH(CAST(query_id AS STRING)) <= 80
-            THEN '\'' || CAST(query_id AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST(query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST(query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
           END || ', doc_id ' || CASE
             WHEN repeated_doc IS NULL
             THEN 'NULL'
             WHEN LENGTH(CAST(repeated_doc AS STRING)) <= 80
-            THEN '\'' || CAST(repeated_doc AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST(repeated_doc AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(repeated_doc AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST(repeated_doc AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(repeated_doc AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(repeated_doc AS STRING)) - 80) || ' more characters)'
           END || '; each (query_id, doc_id) must appear once: remove the duplicates or pass duplicates := \'max\''
         END
       ) AS problem
@@ -566,40 +758,184 @@ WITH run_rows AS (
           WHEN NOT null_id IS NULL
           THEN 'qrels ' || CASE
             WHEN LENGTH(CAST('qrels' AS STRING)) <= 80
-            THEN '\'' || CAST('qrels' AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST('qrels' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST('qrels' AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST('qrels' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
           END || ' has a NULL id (query_id ' || CASE
             WHEN null_id.query_id IS NULL
             THEN 'NULL'
             WHEN LENGTH(CAST(null_id.query_id AS STRING)) <= 80
-            THEN '\'' || CAST(null_id.query_id AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST(null_id.query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(null_id.query_id AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST(null_id.query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(null_id.query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(null_id.query_id AS STRING)) - 80) || ' more characters)'
           END || ', doc_id ' || CASE
             WHEN null_id.doc_id IS NULL
             THEN 'NULL'
             WHEN LENGTH(CAST(null_id.doc_id AS STRING)) <= 80
-            THEN '\'' || CAST(null_id.doc_id AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST(null_id.doc_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(null_id.doc_id AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST(null_id.doc_id AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(null_id.doc_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(null_id.doc_id AS STRING)) - 80) || ' more characters)'
           END || '); every judgment needs a query_id and a doc_id'
         END,
         CASE
           WHEN NOT bad_grade IS NULL
           THEN 'qrels ' || CASE
             WHEN LENGTH(CAST('qrels' AS STRING)) <= 80
-            THEN '\'' || CAST('qrels' AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST('qrels' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST('qrels' AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST('qrels' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
           END || ' has a NULL, NaN or infinite relevance for query_id ' || CASE
             WHEN query_id IS NULL
             THEN 'NULL'
             WHEN LENGTH(CAST(query_id AS STRING)) <= 80
-            THEN '\'' || CAST(query_id AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST(query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST(query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
           END || ', doc_id ' || CASE
             WHEN bad_grade.doc_id IS NULL
             THEN 'NULL'
             WHEN LENGTH(CAST(bad_grade.doc_id AS STRING)) <= 80
-            THEN '\'' || CAST(bad_grade.doc_id AS STRING) || '\''
-            ELSE '\'' || LEFT(CAST(bad_grade.doc_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(bad_grade.doc_id AS STRING)) - 80) || ' more characters)'
+            THEN '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(CAST(bad_grade.doc_id AS STRING), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\''
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(bad_grade.doc_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(bad_grade.doc_id AS STRING)) - 80) || ' more characters)'
           END || '; relevance must be a finite number: fix or drop those rows'
         END
       )
@@ -613,20 +949,92 @@ WITH run_rows AS (
     SELECT
       'qrels ' || CASE
         WHEN LENGTH(CAST('qrels' AS STRING)) <= 80
-        THEN '\'' || CAST('qrels' AS STRING) || '\''
-        ELSE '\'' || LEFT(CAST('qrels' AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
+        THEN '\'' || REPLACE(
+          REPLACE(
+            REPLACE(
+              REPLACE(CAST('qrels' AS STRING), CHR(  10), CHR(  92) || 'n'),
+              CHR(  13),
+              CHR(  92) || 'r'
+            ),
+            CHR(  9),
+            CHR(  92) || 't'
+          ),
+          CHR(  27),
+          CHR(  92) || 'x1b'
+        ) || '\''
+        ELSE '\'' || REPLACE(
+          REPLACE(
+            REPLACE(
+              REPLACE(LEFT(CAST('qrels' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+              CHR(  13),
+              CHR(  92) || 'r'
+            ),
+            CHR(  9),
+            CHR(  92) || 't'
+          ),
+          CHR(  27),
+          CHR(  92) || 'x1b'
+        ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
       END || ' judges query_id ' || CASE
         WHEN query_id IS NULL
         THEN 'NULL'
         WHEN LENGTH(CAST(query_id AS STRING)) <= 80
-        THEN '\'' || CAST(query_id AS STRING) || '\''
-        ELSE '\'' || LEFT(CAST(query_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
+        THEN '\'' || REPLACE(
+          REPLACE(
+            REPLACE(
+              REPLACE(CAST(query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
+              CHR(  13),
+              CHR(  92) || 'r'
+            ),
+            CHR(  9),
+            CHR(  92) || 't'
+          ),
+          CHR(  27),
+          CHR(  92) || 'x1b'
+        ) || '\''
+        ELSE '\'' || REPLACE(
+          REPLACE(
+            REPLACE(
+              REPLACE(LEFT(CAST(query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+              CHR(  13),
+              CHR(  92) || 'r'
+            ),
+            CHR(  9),
+            CHR(  92) || 't'
+          ),
+          CHR(  27),
+          CHR(  92) || 'x1b'
+        ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
       END || ', doc_id ' || CASE
         WHEN doc_id IS NULL
         THEN 'NULL'
         WHEN LENGTH(CAST(doc_id AS STRING)) <= 80
-        THEN '\'' || CAST(doc_id AS STRING) || '\''
-        ELSE '\'' || LEFT(CAST(doc_id AS STRING), 80) || '\'…(' || PRINTF('%,d', LENGTH(CAST(doc_id AS STRING)) - 80) || ' more characters)'
+        THEN '\'' || REPLACE(
+          REPLACE(
+            REPLACE(
+              REPLACE(CAST(doc_id AS STRING), CHR(  10), CHR(  92) || 'n'),
+              CHR(  13),
+              CHR(  92) || 'r'
+            ),
+            CHR(  9),
+            CHR(  92) || 't'
+          ),
+          CHR(  27),
+          CHR(  92) || 'x1b'
+        ) || '\''
+        ELSE '\'' || REPLACE(
+          REPLACE(
+            REPLACE(
+              REPLACE(LEFT(CAST(doc_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+              CHR(  13),
+              CHR(  92) || 'r'
+            ),
+            CHR(  9),
+            CHR(  92) || 't'
+          ),
+          CHR(  27),
+          CHR(  92) || 'x1b'
+        ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(doc_id AS STRING)) - 80) || ' more characters)'
       END || ' twice with different grades (' || min_grade || ' and ' || grade || '); keep one judgment or pass duplicates := \'max\''
     FROM qrels_repeated
     WHERE
