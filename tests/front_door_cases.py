@@ -74,6 +74,11 @@ def option_values(name: str) -> list[Any]:
 # gain_map has no ir_measures syntax: trec_eval's ndcg.1=3,2=9 sets it (and only for ndcg).
 GAIN_MAP = {1.0: 3.0, 2.0: 9.0}
 GAIN_MAP_SPELLING = "ndcg.1=3,2=9"
+# Nor have recall_levels: trec_eval's 11pt_avg.0.2,0.5,0.8 sets them.
+RECALL_LEVELS = (0.2, 0.5, 0.8)
+RECALL_LEVELS_SPELLING = "11pt_avg.0.2,0.5,0.8"
+# The options only trec_eval's parameter syntax sets, each met by its case above.
+TREC_ONLY_OPTIONS = ("gain_map", "recall_levels")
 
 
 def text(value: Any) -> str:
@@ -167,7 +172,7 @@ def metric_cases(metric: Metric, depth: str) -> list[Case]:
     "combined", every option non-default at once (the defaults for a metric without options);
     "gain", the cases a gain convention meets (the defaults take it; a named gain, the default
     linear too, and a gain map win over it)."""
-    settable = [name for name in metric.options if name != "gain_map"]
+    settable = [name for name in metric.options if name not in TREC_ONLY_OPTIONS]
     cases = [make_case(metric, {})] if depth != "combined" or not settable else []
     k10 = {"k": 10} if "k" in metric.options else {}
     if depth == "options":
@@ -182,6 +187,8 @@ def metric_cases(metric: Metric, depth: str) -> list[Case]:
         cases.append(make_case(metric, {"gain": "raw"}))
     if depth in ("options", "gain") and metric.name == "ndcg":
         cases.append(make_case(metric, {"gain_map": GAIN_MAP}, measure=GAIN_MAP_SPELLING))
+    if depth == "options" and metric.name == "eleven_point_average":
+        cases.append(make_case(metric, {"recall_levels": RECALL_LEVELS}, measure=RECALL_LEVELS_SPELLING))
     if settable and depth == "combined":
         # sampled lists refuse -M, which the combined settings set: the options depth covers them
         cases.append(make_case(metric, {name: option_values(name)[0] for name in settable

@@ -1,12 +1,13 @@
 """The real trec_eval 10 binary as the oracle: `duckrank eval -m all_trec -q --format trec` prints its lines.
 
-For the real TREC data in tests/data/trec_eval and for adversarial cases from tests/trec_adversarial.py
-(DUCKRANK_TREC_SEEDS of them, default 2), under each of trec_eval's nine flag sets below, both tools
-print every measure of all_trec (relstring included) per query and in the summary: the outputs must be
-the same bytes, line for line.
+For the real TREC data in tests/data/trec_eval and for cases from tests/trec_adversarial.py (a crafted
+one, and DUCKRANK_TREC_SEEDS adversarial ones, default 2), under each of trec_eval's nine flag sets
+below, both tools print every measure of all_trec (relstring included) per query and in the summary:
+the outputs must be the same bytes, line for line. So must trec_eval's other measure sets and
+spellings with parameters (MEASURE_LISTS), under the flag sets where they differ.
 
 The binary comes from ../shared/tools/trec_eval/build.sh (tests/trec_eval_binary.py); without it the
-tests skip (never in CI). `python tests/test_trec_eval_binary.py` prints the agreement table per flag set.
+tests skip (never in CI). `python tests/test_trec_eval_binary.py` prints the agreement table per measure list and flag set.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from trec_adversarial import generate
+from trec_adversarial import Case, generate, halfway
 from trec_eval_binary import trec_eval_binary
 
 from duckrank.cli import main
@@ -46,7 +47,15 @@ REAL_CASES = {
     "rel_level": ("qrels.rel_level", "results.test"),  # grades -1..4
 }
 SEEDS = range(int(os.environ.get("DUCKRANK_TREC_SEEDS", "2")))
-CASES = [*REAL_CASES, *(f"seed{seed}" for seed in SEEDS)]
+# Cases built to hit one pitfall (tests/trec_adversarial.py): set_F exactly halfway between two
+# printed values, and a qrels-only query.
+CRAFTED = {"halfway": halfway}
+CASES = [*REAL_CASES, *CRAFTED, *(f"seed{seed}" for seed in SEEDS)]
+
+
+def generated(case: str) -> Case:
+    """A case of tests/trec_adversarial.py by its name here: crafted, or seedN."""
+    return CRAFTED[case]() if case in CRAFTED else generate(int(case.removeprefix("seed")))
 
 
 @dataclass(frozen=True)
@@ -113,16 +122,17 @@ def compare(case: str, flags: str, theirs_text: str, ours_text: str) -> Comparis
 # ------------------------------------------------------------------------------- running both tools
 
 
-def run_trec_eval(binary: Path, flags: tuple[str, ...], qrels: Path, run: Path) -> str:
-    done = subprocess.run([str(binary), "-q", "-m", "all_trec", *flags, str(qrels), str(run)],
+def run_trec_eval(binary: Path, flags: tuple[str, ...], qrels: Path, run: Path,
+                  measures: tuple[str, ...] = ("-m", "all_trec")) -> str:
+    done = subprocess.run([str(binary), "-q", *measures, *flags, str(qrels), str(run)],
                           capture_output=True, timeout=120)
     assert done.returncode == 0, f"trec_eval {' '.join(flags)} {qrels} {run}: exit {done.returncode}: " \
                                  f"{done.stderr.decode(errors='replace')}"
     return done.stdout.decode()
 
 
-def run_duckrank(qrels: Path, run: Path, *options: str) -> str:
-    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-m", "all_trec", "-q", *options,
+def run_duckrank(qrels: Path, run: Path, *options: str, measures: tuple[str, ...] = ("-m", "all_trec")) -> str:
+    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), *measures, "-q", *options,
                                        "--format", "trec", "--quiet"])
     assert result.exit_code == 0, f"duckrank eval {' '.join(options)} {qrels} {run}: exit {result.exit_code}: " \
                                   f"{result.output}{result.exception!r}"
@@ -152,36 +162,54 @@ class Inputs:
                     qrels = folder / qrels_name
                     qrels.write_text("".join(kept))
             else:
-                generated = generate(int(case.removeprefix("seed")))
-                qrels, run = (generated if complete else generated.without_qrels_only()).write_text(folder)
+                written = generated(case)
+                qrels, run = (written if complete else written.without_qrels_only()).write_text(folder)
             self.files[key] = (qrels, run)
         return self.files[key]
 
     def parquet(self, case: str, complete: bool) -> tuple[Path, Path]:
-        generated = generate(int(case.removeprefix("seed")))
+        written = generated(case)
         folder = self.directory / f"{case}-{'c' if complete else 'nc'}-parquet"
         folder.mkdir(parents=True, exist_ok=True)
-        return (generated if complete else generated.without_qrels_only()).write_parquet(folder)
+        return (written if complete else written.without_qrels_only()).write_parquet(folder)
+
+
+# Measure lists beside all_trec, each under the flag sets where it differs: trec_eval's other measure
+# sets (the default, official, and set, each with its runid line), and spellings with parameters,
+# which print otherwise than the bare names under -c (a query the run misses: utility_2,-1,3,0.5,
+# rbp_resid_p=0.5 and relstring_3 keep trec_eval's stand-in ranking's values) and read recall levels
+# and a set_F weight. (Not rbp.p=...: m_rbp.c reads its min and max gain uninitialised, so beside a
+# gain map (ndcg.1=3,2=9) or under -l 2 its number follows what the measures before it left on the
+# stack: 0.0977 for the 0.9688 of RBP with p = 0.5 on the halfway case.)
+MEASURE_LISTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "official (no -m)": ((), ("none", "-c")),
+    "set": (("-m", "set"), ("none", "-c", "-c -J", "-c -M 20")),
+    "parameters": (("-m", "utility.2,-1,3,0.5", "-m", "rbp_resid.p=0.5", "-m", "relstring.3", "-m", "set_F.0.25",
+                    "-m", "11pt_avg.0.2,0.5,0.8", "-m", "unj.3", "-m", "Rprec_mult.0.5",
+                    "-m", "ndcg.1=3,2=9", "-m", "runid"), tuple(FLAG_SETS)),
+}
+ALL_TREC = ("-m", "all_trec")
 
 
 class Oracle:
-    """Both tools' output per (case, flag set), computed on first use and kept for the module."""
+    """Both tools' output per (case, flag set, measures), computed on first use and kept for the module."""
 
     def __init__(self, binary: Path, directory: Path) -> None:
         self.binary = binary
         self.inputs = Inputs(directory)
-        self.outputs: dict[tuple[str, str], tuple[str, str]] = {}
+        self.outputs: dict[tuple[str, str, tuple[str, ...]], tuple[str, str]] = {}
 
-    def output(self, case: str, flags: str) -> tuple[str, str]:
+    def output(self, case: str, flags: str, measures: tuple[str, ...] = ALL_TREC) -> tuple[str, str]:
         """(trec_eval's output, duckrank's output)."""
-        if (case, flags) not in self.outputs:
+        if (case, flags, measures) not in self.outputs:
             qrels, run = self.inputs.text(case, "-c" in FLAG_SETS[flags])
-            self.outputs[case, flags] = (run_trec_eval(self.binary, FLAG_SETS[flags], qrels, run),
-                                         run_duckrank(qrels, run, *FLAG_SETS[flags]))
-        return self.outputs[case, flags]
+            self.outputs[case, flags, measures] = (
+                run_trec_eval(self.binary, FLAG_SETS[flags], qrels, run, measures),
+                run_duckrank(qrels, run, *FLAG_SETS[flags], measures=measures))
+        return self.outputs[case, flags, measures]
 
-    def comparison(self, case: str, flags: str) -> Comparison:
-        return compare(case, flags, *self.output(case, flags))
+    def comparison(self, case: str, flags: str, measures: tuple[str, ...] = ALL_TREC) -> Comparison:
+        return compare(case, flags, *self.output(case, flags, measures))
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +239,32 @@ def test_duckrank_prints_trec_eval_lines(oracle, flags):
         problems += problems_of(comparison)
     assert not problems, f"{len(problems)} differences:\n" + "\n".join(problems[:40])
     assert compared > 1000
+
+
+@pytest.mark.parametrize(("name", "flags"), [(name, flags) for name, (_, flag_sets) in MEASURE_LISTS.items()
+                                              for flags in flag_sets])
+def test_other_measure_lists_print_trec_eval_lines(oracle, name, flags):
+    """The same for trec_eval's other measure sets and for spellings with parameters."""
+    measures = MEASURE_LISTS[name][0]
+    problems = []
+    compared = 0
+    for case in CASES:
+        comparison = oracle.comparison(case, flags, measures)
+        compared += comparison.compared
+        problems += problems_of(comparison)
+    assert not problems, f"{len(problems)} differences:\n" + "\n".join(problems[:40])
+    assert compared > 100
+
+
+def test_halfway_set_f_prints_trec_evals_digit(oracle):
+    """The crafted case reaches what it is for: set_F halfway between two printed values, where
+    (1 + b^2) hits / (b^2 R + retrieved) printed the other digit (0.1562 for trec_eval's 0.1563)."""
+    theirs, ours = oracle.output("halfway", "none")
+    assert f"{'set_F':<22}\th0\t0.1563\n" in theirs and f"{'set_F':<22}\th0\t0.1563\n" in ours
+    theirs, ours = oracle.output("halfway", "-c", MEASURE_LISTS["parameters"][0])
+    # the stand-in doc retrieved: 2 * 0 - 1 * 1 + 3 * 2 missed relevant + 0.5 * (0 - 1 - 2) missed non-relevant
+    assert f"{'utility_2,-1,3,0.5':<22}\tz_qrels_only\t3.5000\n" in theirs
+    assert ours == theirs
 
 
 @pytest.mark.parametrize("measures", [
@@ -263,8 +317,8 @@ def test_trec_eval_10_needs_c_for_qrels_queries_the_run_misses(trec_eval, trec_d
 def test_parquet_input_prints_what_text_input_prints(oracle, flags):
     """The same data as Parquet (ids VARCHAR, the score as the DOUBLE its text denotes, grade INTEGER):
     the same bytes."""
-    generated = [case for case in CASES if case not in REAL_CASES]
-    case = generated[list(FLAG_SETS).index(flags) % len(generated)]
+    built = [case for case in CASES if case not in REAL_CASES]
+    case = built[list(FLAG_SETS).index(flags) % len(built)]
     _, text_output = oracle.output(case, flags)
     qrels, run = oracle.inputs.parquet(case, "-c" in FLAG_SETS[flags])
     assert run_duckrank(qrels, run, *FLAG_SETS[flags]) == text_output, case
@@ -286,14 +340,22 @@ def test_output_is_byte_identical_across_runs_and_threads(oracle):
 
 
 def agreement(oracle: Oracle) -> str:
-    """The agreement table: per flag set, lines compared and identical, and the first differences."""
+    """The agreement table: per measure list and flag set, lines compared and identical, and the first
+    differences; then the totals."""
     out = []
-    for flags in FLAG_SETS:
-        comparisons = [oracle.comparison(case, flags) for case in CASES]
-        compared = sum(c.compared for c in comparisons)
-        identical = sum(c.identical for c in comparisons)
-        out.append(f"{flags}: {compared} lines compared, {identical} identical, {compared - identical} differ")
-        out.extend(f"    {problem}" for comparison in comparisons for problem in problems_of(comparison)[:5])
+    totals = [0, 0]
+    lists = {"all_trec": (ALL_TREC, tuple(FLAG_SETS)), **MEASURE_LISTS}
+    for name, (measures, flag_sets) in lists.items():
+        for flags in flag_sets:
+            comparisons = [oracle.comparison(case, flags, measures) for case in CASES]
+            compared = sum(c.compared for c in comparisons)
+            identical = sum(c.identical for c in comparisons)
+            totals[0] += compared
+            totals[1] += identical
+            out.append(f"{name}, {flags}: {compared} lines compared, {identical} identical, "
+                       f"{compared - identical} differ")
+            out.extend(f"    {problem}" for comparison in comparisons for problem in problems_of(comparison)[:5])
+    out.append(f"all: {totals[1]:,} of {totals[0]:,} lines identical")
     return "\n".join(out)
 
 

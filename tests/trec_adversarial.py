@@ -242,3 +242,23 @@ def generate(seed: int, queries: int | None = None) -> Case:
         score_pad=run_sep == "\t" and rng.random() < 0.3,
         mixed_seps=seed if rng.random() < 0.2 else None,
     )
+
+
+# (hits, R, retrieved) with R + retrieved = 64: set_F = 2 hits / 64 is exactly halfway between two
+# 4-decimal numbers (5 hits, R 6, 58 retrieved: 0.15625), and m_set_F.c's (x + 1) P R / (x P + R)
+# rounds it to a double above or below, which decides the printed digit.
+HALFWAY_SET_F = ((5, 6, 58), (7, 9, 55), (11, 12, 52), (15, 15, 49), (1, 20, 44), (3, 20, 44))
+
+
+def halfway() -> Case:
+    """Queries whose set_F is exactly halfway between two printed values (HALFWAY_SET_F), the relevant
+    docs ranked first, and a qrels-only query last, which -c scores on trec_eval's stand-in ranking."""
+    qrels: list[tuple[str, str, str, str]] = []
+    run: list[tuple[str, str, str, str, str, str]] = []
+    for number, (hits, relevant, retrieved) in enumerate(HALFWAY_SET_F):
+        query = f"h{number}"
+        qrels.extend((query, "0", f"rel{doc}", "1") for doc in range(relevant))
+        docs = [f"rel{doc}" for doc in range(hits)] + [f"non{doc}" for doc in range(retrieved - hits)]
+        run.extend((query, "Q0", doc, str(rank), str(len(docs) - rank), "halfway") for rank, doc in enumerate(docs, 1))
+    qrels.extend(("z_qrels_only", "0", f"rel{doc}", grade) for doc, grade in enumerate(("1", "0", "2")))
+    return Case(name="halfway", qrels=tuple(qrels), run=tuple(run))
