@@ -39,10 +39,11 @@ _RANX_LEVEL = re.compile(r"^(?P<base>.+)-l(?P<level>\d+)$", re.IGNORECASE)
 # ranx's -lN with a gain measure also drops the grades below N from the gains (its qrels filter)
 _RELEVANT_GAINS = {"linear": "linear_relevant", "exp": "exp_relevant"}
 _TREC_LOWER = {name.lower(): name for name in TREC_NAMES}
-# Options every metric accepts in a measure string: the relevance level, ir_measures' `rel`, and
+# Options every metric accepts in a measure string: the relevance level, ir_measures' `rel`,
 # `complete` (trec_eval -c for this measure alone: Microsoft Recommenders' ndcg_at_k scores a user
-# its predictions miss as 0, its precision_at_k leaves the user out).
-COMMON_OPTIONS = {"rel": "rel_level", "complete": "complete"}
+# its predictions miss as 0, its precision_at_k leaves the user out) and ir_measures' `judged_only`
+# (trec_eval -J for this measure alone: true skips the unjudged docs, false counts them non-relevant).
+COMMON_OPTIONS = {"rel": "rel_level", "complete": "complete", "judged_only": "unjudged"}
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class Measure:
     rel_level: float | None = None  # a per-measure relevance level (P(rel=2)@5), else the convention
     printed_name: str = ""  # trec_eval's printed name for trec_eval spellings, else the spelling
     complete: bool | None = None  # a per-measure complete (nDCG(complete=true)@10), else the convention
+    unjudged: str | None = None  # a per-measure unjudged rule (nDCG(judged_only=true)@10: skip), else the convention
 
     @property
     def params(self) -> dict[str, Any]:
@@ -71,7 +73,7 @@ class Measure:
         if name not in self.metric.options or name in dict(self.given):
             return self
         return Measure(self.spelling, self.metric, (*self.given, (name, value)), self.rel_level, self.printed_name,
-                       self.complete)
+                       self.complete, self.unjudged)
 
     @property
     def ranked(self) -> bool:
@@ -92,14 +94,15 @@ class Measure:
             return None
         return self.params.get("k")
 
-    def relation_key(self, rel_level: float, complete: bool) -> tuple:
+    def relation_key(self, rel_level: float, complete: bool, unjudged: str) -> tuple:
         """Measures with equal keys share one duckrank.ranked pass: its relevance level, whether it
-        scores the queries the run misses, and the measure options that change the relation (gains,
-        ERR's top grade), defaults filled in."""
+        scores the queries the run misses, its unjudged rule, and the measure options that change the
+        relation (gains, ERR's top grade), defaults filled in."""
         params = {name: OPTIONS[name].default for name in RANKED_OPTIONS} | {
             name: value for name, value in self.params.items() if name in RANKED_OPTIONS}
         return (self.level(rel_level),
                 self.complete if self.complete is not None else complete,
+                self.unjudged or unjudged,
                 *(tuple(sorted(value.items())) if isinstance(value, dict) else value
                   for value in (params[name] for name in RANKED_OPTIONS)))
 
@@ -177,12 +180,14 @@ def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], gi
     """A Measure from what a spelling fixes and writes; each option's type is checked here, its
     value by the SQL library's generated checks (duckrank.option_problems), which word the message."""
     options: dict[str, Any] = {}
-    rel_level = complete = None
+    rel_level = complete = unjudged = None
     for name, value in {**dict(fixed), **given}.items():
+        if name in ("complete", "judged_only") and not isinstance(value, bool):
+            raise MeasureError(f"measure {spelling!r}: {name} must be true or false, got {value!r}")
         if name == "complete":
-            if not isinstance(value, bool):
-                raise MeasureError(f"measure {spelling!r}: complete must be true or false, got {value!r}")
             complete = value
+        elif name == "judged_only":
+            unjudged = "skip" if value else "nonrelevant"
         elif name in COMMON_OPTIONS:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise MeasureError(f"measure {spelling!r}: rel must be a number, got {value!r}")
@@ -202,7 +207,7 @@ def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], gi
         raise MeasureError(f"measure {spelling!r}: the cutoff must be a positive integer, got {k!r}")
     if rel_level is not None and metric.rel_variant:  # NumRet(rel=2) is ir_measures' count of grade >= 2
         metric = METRICS[metric.rel_variant]
-    return Measure(spelling, metric, tuple(options.items()), rel_level, printed_name or spelling, complete)
+    return Measure(spelling, metric, tuple(options.items()), rel_level, printed_name or spelling, complete, unjudged)
 
 
 _DUCK_PATTERN = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:\((?P<options>[^)]*)\))?(?:@(?P<cutoff>[^@]+))?$")
@@ -352,7 +357,8 @@ def _at_ranx_level(measure: Measure, base: str, level: int, spelling: str, persi
     given = dict(measure.given)
     if "gain" in measure.metric.options:  # ranx's names have linear or exp gains (dcg, dcg_burges)
         given["gain"] = _RELEVANT_GAINS[measure.params["gain"]]
-    return Measure(spelling, measure.metric, tuple(given.items()), level, spelling, measure.complete)
+    return Measure(spelling, measure.metric, tuple(given.items()), level, spelling, measure.complete,
+                   measure.unjudged)
 
 
 def with_gain_map(measures: list[Measure], gain_map: Any) -> list[Measure]:

@@ -1,7 +1,7 @@
 """The planner: which ranking passes a list of measures needs, and with which arguments.
 
-Measures whose options shape the ranked relation alike (relevance level, complete, gains, ERR's top
-grade) share one duckrank.rank_queries pass, so the run is sorted once per such group however many
+Measures whose options shape the ranked relation alike (relevance level, complete, unjudged, gains,
+ERR's top grade) share one duckrank.rank_queries pass, so the run is sorted once per such group however many
 measures it serves. This module groups the measures and merges their options with the conventions,
 once for both engines: duckrank.evaluation renders each pass as a DuckDB macro call, duckrank.spark
 as Spark SQL rendered from the same macro. It reads no data and knows no engine.
@@ -33,10 +33,12 @@ def ranking_passes(measures: list[Measure], conventions: dict[str, Any],
     groups: dict[tuple, list[int]] = {}
     for index, measure in enumerate(measures):
         if measure.ranked:
-            groups.setdefault(measure.relation_key(conventions["rel_level"], conventions["complete"]), []).append(index)
+            groups.setdefault(measure.relation_key(conventions["rel_level"], conventions["complete"],
+                                                   conventions["unjudged"]), []).append(index)
     passes = []
-    for (rel_level, complete, *options), indexes in groups.items():
-        values = {**conventions, "rel_level": rel_level, "complete": complete, **dict(zip(RANKED_OPTIONS, options)),
+    for (rel_level, complete, unjudged, *options), indexes in groups.items():
+        values = {**conventions, "rel_level": rel_level, "complete": complete, "unjudged": unjudged,
+                  **dict(zip(RANKED_OPTIONS, options)),
                   # AUC and the other measures of every retrieved doc need the unjudged ones too
                   "judged_only": all(measures[i].metric.reads == "judged" for i in indexes)}
         values["gain_map"] = dict(values["gain_map"])
@@ -55,5 +57,5 @@ def reads_top_lists(measures: list[Measure], depth: int | None, conventions: dic
     retrieved doc)."""
     ranked = [m for m in measures if m.ranked]
     return (depth is not None and bool(ranked) and conventions["ties"] == "trec"
-            and conventions["unjudged"] == "nonrelevant"
+            and all((m.unjudged or conventions["unjudged"]) == "nonrelevant" for m in ranked)
             and all(m.depth is not None and m.depth <= depth for m in ranked))

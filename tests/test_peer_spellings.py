@@ -161,3 +161,23 @@ def test_accuracy_and_gains_equal_ir_measures(untied, spellings):
 def test_gains_refuse_what_ir_measures_reads_otherwise():
     with pytest.raises(MeasureError, match="gains= takes grades and gains of at least 0"):
         duckrank.parse_measure("nDCG(gains={1:-1})@10")
+
+
+def test_judged_only_equals_ir_measures(data):
+    # judged_only=True is trec_eval -J for that measure alone (pytrec_eval's judged_docs_only_flag):
+    # the unjudged docs leave the ranking before it is cut
+    qrels, run = data
+    spellings = ["P(judged_only=True)@5", "nDCG(judged_only=True)@10", "AP(judged_only=True)", "RR(judged_only=True)",
+                 "Rprec(judged_only=True)", "P(judged_only=False)@5", "P@5"]
+    measures = [ir_measures.parse_measure(s) for s in spellings]
+    # ir_measures prints P(judged_only=False)@5 as P@5: each spelling takes its parsed measure's rows
+    expected = {(row.query_id, spelling): row.value for row in ir_measures.iter_calc(measures, qrels, run)
+                for spelling, measure in zip(spellings, measures) if str(measure) == str(row.measure)}
+    got = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, spellings, complete=True,
+                                                      per_query=True).fetchall()}
+    assert got == pytest.approx(expected, abs=1e-12)
+    summary = duckrank.evaluate(qrels, run, spellings, complete=True)
+    assert summary["P(judged_only=True)@5"] != summary["P@5"] == summary["P(judged_only=False)@5"]
+    # per measure: under -J (unjudged='skip') judged_only=False still counts the unjudged docs
+    skipped = duckrank.evaluate(qrels, run, ["P(judged_only=False)@5", "P@5"], complete=True, unjudged="skip")
+    assert skipped == {"P(judged_only=False)@5": summary["P@5"], "P@5": summary["P(judged_only=True)@5"]}
