@@ -146,7 +146,8 @@ def _folded(tree: Any) -> Any:
             arguments = [a for a in [node.this, *node.expressions] if not is_null(a)]
             if arguments and (literal(arguments[0]) or len(arguments) == 1):
                 return arguments[0]
-        if isinstance(node, exp.GT) and isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "cardinality" \
+        if isinstance(node, exp.GT) and isinstance(node.this, exp.Anonymous) \
+                and node.this.name.lower() == "cardinality" \
                 and _is_empty_map(node.this.expressions[0]) and node.expression == exp.Literal.number(0):
             return exp.false()
         if isinstance(node, exp.Case):
@@ -156,7 +157,8 @@ def _folded(tree: Any) -> Any:
             if not ifs:
                 return node.args.get("default") or exp.Null()
             node.set("ifs", ifs)
-        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null) and (literal(node.this) or is_null(node.this)):
+        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null) \
+                and (literal(node.this) or is_null(node.this)):
             return exp.Boolean(this=is_null(node.this))
         if isinstance(node, exp.Paren) and isinstance(node.this, exp.Boolean):
             return node.this
