@@ -322,17 +322,17 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
     empty = sql_literal(conventions["empty"])
     ctes, selects = [], []
     for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
-        values = [measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
-                  for i in ranking.measures] if lean else []
-        rendered = lean_pass_sql(ranking.arguments, values, plan.run_view, plan.qrels_view) if lean else None
+        rendered = lean_pass_sql(ranking.arguments, [
+            measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
+            for i in ranking.measures], plan.run_view, plan.qrels_view) if lean else None
         if rendered is not None:
             ctes.append(f"g{group} AS ({rendered})")
             columns = [_value_text(f"v{j}", measures[i]) for j, i in enumerate(ranking.measures)]
         else:
             aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
                           else measures[i].sampled_sql((estimates or {}).get(i)) for i in ranking.measures]
-            columns = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(ranking.measures, aggregates))
-            ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {columns} FROM {_ranked_call(plan, ranking)} q)")
+            computed = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(ranking.measures, aggregates))
+            ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {computed} FROM {_ranked_call(plan, ranking)} q)")
             columns = [_value_text(measures[i].metric.per_query_value(f"m{i}", "num_rel", empty), measures[i])
                        for i in ranking.measures]
         selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "

@@ -3,8 +3,8 @@ DuckDB statement with no macro call in it, every option a literal and the branch
 options' rules folded away.
 
 DuckDB binds a macro call by expanding it, every time: on small inputs binding the composed macro
-query (all four tie-rule branches included, dropped only after binding) and optimising it cost
-more than running it (issue 22). Rendered once here with the Spark engine's inliner
+query (every tie rule's branch included, dropped only after binding) and optimising it cost about
+as much as running it (issue 22). Rendered once here with the Spark engine's inliner
 (duckrank.spark._render: sqlglot, DuckDB dialect out), the statement binds only the branch asked
 for and each doc carries only the fields the measures read. The math is still only sql/'s: this
 module renders the macros, it writes none. Needs sqlglot (the `spark` extra); without it
@@ -29,8 +29,8 @@ def available() -> bool:
     return importlib.util.find_spec("sqlglot") is not None
 
 
-# Rendering a pass costs more than binding its macros once (importing sqlglot and parsing the
-# library: about half a second), so a process renders a pass the RENDER_FROM_CALL-th time it is
+# Rendering a pass costs far more than binding its macros once (S5K's pass: 0.2 s of CPU to import
+# sqlglot, 0.7 s to render, on a busy machine), so a process renders a pass the RENDER_FROM_CALL-th time it is
 # asked for: a single call (the CLI) keeps the macros, a notebook loop renders once.
 RENDER_FROM_CALL = 2
 _asked: Counter[tuple] = Counter()
@@ -95,7 +95,7 @@ def _ranked(arguments: tuple[tuple[str, Any], ...]) -> Any:
             return exp.to_table(views[node.this.expressions[0].find(exp.Column).name])
         return node
     body = inline(ranked.body.copy().transform(table_reads, copy=False), substitutions)
-    return _prune(_folded(body))
+    return _prune(body, fold=_folded)
 
 
 def _constant_columns(ranked: Any) -> dict[str, Any]:
@@ -111,7 +111,6 @@ def _value(sql: str, constants: dict[str, Any]) -> Any:
     """A measure's per-query value over `q`, inlined, with q's constant columns as literals, folded."""
     import sqlglot
     from sqlglot import exp
-    from sqlglot.optimizer.simplify import simplify
 
     from duckrank.spark._render import inline
 
@@ -119,14 +118,15 @@ def _value(sql: str, constants: dict[str, Any]) -> Any:
         if isinstance(node, exp.Column) and node.table == "q" and node.name in constants:
             return constants[node.name].copy()
         return node
-    inlined = inline(sqlglot.parse_one(sql, read="duckdb")).transform(constant, copy=False)
-    return simplify(_folded(inlined))
+    return _folded(inline(sqlglot.parse_one(sql, read="duckdb")).transform(constant, copy=False))
 
 
 def _folded(tree: Any) -> Any:
-    """What sqlglot's simplify leaves of the option branches, folded bottom up: a comparison or IN of
-    literals, COALESCE of a literal (what a NULL option leaves, coalesce(NULL, x)), the cardinality
-    of the empty gain map, a CASE whose conditions are now constants."""
+    """The option branches folded bottom up (what sqlglot's simplify does for them, in a fraction of
+    its time, and what it leaves): a comparison or IN of literals, IS NULL of a literal, NOT, AND and
+    OR of constants, COALESCE of a literal (what a NULL option leaves, coalesce(NULL, x)), the
+    cardinality of the empty gain map, a CASE whose conditions are now constants. Nothing else
+    changes: no arithmetic is folded, so every number is DuckDB's."""
     from sqlglot import exp
 
     def literal(node: exp.Expression) -> bool:
@@ -146,7 +146,8 @@ def _folded(tree: Any) -> Any:
             arguments = [a for a in [node.this, *node.expressions] if not is_null(a)]
             if arguments and (literal(arguments[0]) or len(arguments) == 1):
                 return arguments[0]
-        if isinstance(node, exp.GT) and isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "cardinality" \
+        if isinstance(node, exp.GT) and isinstance(node.this, exp.Anonymous) \
+                and node.this.name.lower() == "cardinality" \
                 and _is_empty_map(node.this.expressions[0]) and node.expression == exp.Literal.number(0):
             return exp.false()
         if isinstance(node, exp.Case):
@@ -156,8 +157,20 @@ def _folded(tree: Any) -> Any:
             if not ifs:
                 return node.args.get("default") or exp.Null()
             node.set("ifs", ifs)
+        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null) \
+                and (literal(node.this) or is_null(node.this)):
+            return exp.Boolean(this=is_null(node.this))
+        if isinstance(node, exp.Paren) and isinstance(node.this, exp.Boolean):
+            return node.this
         if isinstance(node, exp.Not) and isinstance(node.this, exp.Boolean):
             return exp.Boolean(this=not node.this.this)
+        if isinstance(node, (exp.And, exp.Or)):
+            deciding = isinstance(node, exp.Or)  # the operand value that decides: TRUE for OR, FALSE for AND
+            operands = [node.this, node.expression]
+            if any(isinstance(o, exp.Boolean) and o.this == deciding for o in operands):
+                return exp.Boolean(this=deciding)
+            kept = [o for o in operands if not isinstance(o, exp.Boolean)]
+            return kept[0] if len(kept) == 1 else exp.Boolean(this=not deciding) if not kept else node
         return node
 
     def bottom_up(node: exp.Expression) -> exp.Expression:

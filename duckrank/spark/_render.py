@@ -452,13 +452,14 @@ def _is_false(where: exp.Expression | None) -> bool:
     return where is not None and isinstance(where.this, exp.Boolean) and not where.this.this
 
 
-def _prune(query: exp.Expression) -> exp.Expression:
+def _prune(query: exp.Expression, fold: Callable[[exp.Expression], exp.Expression] | None = None) -> exp.Expression:
     """With every option a literal, the branches of the other options' rules (WHERE ties = 'input'
-    under ties := 'trec') are empty: fold the constants and drop those branches, so Spark neither
-    plans nor runs them (it keeps no CTE, so each branch would read the inputs again)."""
+    under ties := 'trec') are empty: fold the constants (with sqlglot's simplify, or `fold`) and drop
+    those branches, so Spark neither plans nor runs them (it keeps no CTE, so each branch would read
+    the inputs again)."""
     from sqlglot.optimizer.simplify import simplify
 
-    query = simplify(query.transform(_fold_in, copy=False))
+    query = (fold or simplify)(query.transform(_fold_in, copy=False))
     ctes = {cte.alias: cte for cte in query.find_all(exp.CTE)}
     empty: set[str] = set()
 
