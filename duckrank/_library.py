@@ -61,15 +61,30 @@ def install_sql() -> str:
     return REPLACE_SCHEMA + library_sql()
 
 
+# Fusion's macros: loaded into the shared database by the first fuse(), as most processes only
+# evaluate and these files would add a third to every first call's library load.
+FUSION_FILES = ("70_fusion.sql", FUSION_DOORS)
+
+
+def _macros_only(paths: list[Path]) -> str:
+    """The files' statements without the COMMENTs (they document the catalog that
+    `duckrank.connect()` and the shell get)."""
+    statements = (statement for path in paths for statement in path.read_text(encoding="utf-8").split(";\n"))
+    return ";\n".join(statement for statement in statements
+                       if not re.match(r"(\s*--[^\n]*\n)*\s*COMMENT ON\b", statement))
+
+
 @cache
 def evaluation_sql() -> str:
     """The part of the library evaluate() runs: every file but the front doors' table macros
-    (evaluate() calls the relations they wrap), without the COMMENTs (they document the catalog that
-    `duckrank.connect()` and the shell get). Loading the rest is most of a first call's cost."""
-    statements = (statement for path in library_files() if path.name != FRONT_DOORS
-                  for statement in path.read_text(encoding="utf-8").split(";\n"))
-    return ";\n".join(statement for statement in statements
-                       if not re.match(r"(\s*--[^\n]*\n)*\s*COMMENT ON\b", statement))
+    (evaluate() calls the relations they wrap) and fusion's. Loading it is most of a first call's cost."""
+    return _macros_only([path for path in library_files() if path.name not in (FRONT_DOORS, *FUSION_FILES)])
+
+
+@cache
+def fusion_sql() -> str:
+    """Fusion's macros, which fusion_cursor() adds to the shared database."""
+    return _macros_only([path for path in library_files() if path.name in FUSION_FILES])
 
 
 @cache
@@ -165,6 +180,20 @@ def shared_cursor() -> duckdb.DuckDBPyConnection:
         _shared_cursors.add(cursor)
         _opened.add(cursor)
         return cursor
+
+
+_fusion_loaded_in: duckdb.DuckDBPyConnection | None = None  # the shared database holding fusion_sql()
+
+
+def fusion_cursor() -> duckdb.DuckDBPyConnection:
+    """A shared_cursor() whose database also holds fusion's macros (loaded by the first call)."""
+    global _fusion_loaded_in
+    cursor = shared_cursor()
+    with _shared_lock:
+        if _fusion_loaded_in is not _shared:
+            _shared.execute(fusion_sql()).fetchall()
+            _fusion_loaded_in = _shared
+    return cursor
 
 
 def interruptible(function: Callable) -> Callable:

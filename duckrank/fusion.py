@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from duckrank._library import interruptible, shared_cursor
+from duckrank._library import fusion_cursor, interruptible
 from duckrank._sql import literal, quote_identifier
 from duckrank.errors import InputError, OptionError, quoted
 from duckrank.evaluation import check_id_types, evaluate
@@ -202,7 +202,7 @@ def fused_table(runs: Any, method: str, norm: str | None = "min-max", weights: l
     norm = norm_name(norm)
     columns = {key: value for key, value in {"query_id": query_col, "doc_id": doc_col, "score": score_col}.items()
                if value is not None}
-    con = shared_cursor()
+    con = fusion_cursor()
     sources, table = _read_runs(con, runs, columns, literal)
     problems = _problems(chosen, norm, weights, qrels, params, len(sources), con)
     if problems:
@@ -270,7 +270,7 @@ def optimize_fusion(qrels: Any, runs: Any, method: str, norm: str | None = "min-
         raise OptionError(f"optimize_fusion of {chosen.name} takes {', '.join(sorted(known))}; got "
                           f"{', '.join(unknown)}")
     run_list, _names = runs_and_names(runs, None)
-    con = shared_cursor()
+    con = fusion_cursor()
     sources, _table = _read_runs(con, run_list, {key: value for key, value in
                                                  {"query_id": query_col, "doc_id": doc_col, "score": score_col}.items()
                                                  if value is not None}, literal)
