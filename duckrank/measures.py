@@ -288,6 +288,7 @@ def _parse_duck(spelling: str) -> Measure | None:
             if not sep or not key.strip():
                 raise MeasureError(f"measure {spelling!r}: options are written name=value, e.g. nDCG(gain=exp)@10")
             key = key.strip().lower()
+            key = dict(spelled.option_names).get(key, key)  # NERR10(p=...) is ir_measures' phi
             given[key] = _braced_gain_map(value, spelling) if key == "gain_map" else _option_value(value, spelling)
     if match["cutoff"] is not None:
         if metric.cutoff is None or not spelled.cutoff:

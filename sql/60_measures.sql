@@ -23,9 +23,10 @@ COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions;
 
 CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, recall_cutoff := 'round',
         gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL,
-        p := 0.8, graded := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
-        retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
-        sampled := NULL, correction := 'bv', head := 0.2, similarity := 'cooccurrence') AS
+        p := 0.8, graded := true, t := 1.0, phi := 0.9, min_rel := 0, max_rel := 1, weight := 'impressions',
+        threshold := 0.5, retrieved_relevant := 1.0, retrieved_nonrelevant := -1.0, missed_relevant := 0.0,
+        missed_nonrelevant := 0.0, collection_size := 0, sampled := NULL, correction := 'bv', head := 0.2,
+        similarity := 'cooccurrence') AS
     nullif(concat_ws(chr(10),
         CASE WHEN NOT coalesce(k IS NULL OR (k >= 1 AND k = floor(k)), false)
              THEN 'k must be a positive integer (or NULL for full depth); got ' || duckrank.show(k) END,
@@ -53,6 +54,14 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'p must be strictly between 0 and 1; got ' || duckrank.show(p) END,
         CASE WHEN NOT coalesce(graded IS NOT NULL, false)
              THEN 'graded must be true or false; got ' || duckrank.show(graded) END,
+        CASE WHEN NOT coalesce(t > 0, false)
+             THEN 't must be positive; got ' || duckrank.show(t) END,
+        CASE WHEN NOT coalesce(phi > 0 AND phi <= 1, false)
+             THEN 'phi must be above 0 and at most 1; got ' || duckrank.show(phi) END,
+        CASE WHEN NOT coalesce(isfinite(min_rel), false)
+             THEN 'min_rel must be a finite number; got ' || duckrank.show(min_rel) END,
+        CASE WHEN NOT coalesce(isfinite(max_rel) AND max_rel > min_rel, false)
+             THEN 'max_rel must be a finite number above min_rel; got ' || duckrank.show(max_rel) END,
         CASE WHEN NOT coalesce(weight IN ('impressions', 'positives'), false)
              THEN 'weight must be one of impressions, positives; got ' || duckrank.show(weight) END,
         CASE WHEN NOT coalesce(isfinite(threshold), false)
@@ -372,6 +381,110 @@ per_query AS (
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.judged IS 'Judged@k = the share of the top k (or of the retrieved, if fewer) that is judged (per query)';
+
+CREATE OR REPLACE MACRO duckrank.bpm(qrels, run, k := NULL, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL,
+        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.bpm_of(q, k, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.bpm IS 'BPM(T)@K = the mean gain of ranks 1..m, m = min(K, the rank where the gain so far reaches T) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.sdcg(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sdcg_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.sdcg IS 'SDCG@k = DCG@k / the DCG@k of k docs of gain 1 (per query)';
+
+CREATE OR REPLACE MACRO duckrank.inst(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.inst_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.inst IS 'INST(T): C/W/L rate of gain, C(i) = ((i + 2T - gain so far - 1) / (i + 2T - gain so far))^2 (per query)';
+
+CREATE OR REPLACE MACRO duckrank.insq(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.insq_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.insq IS 'INSQ(T): C/W/L rate of gain, C(i) = ((i + 2T - 1) / (i + 2T))^2 (per query)';
+
+CREATE OR REPLACE MACRO duckrank.nerr8(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr8_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.nerr8 IS 'NERR8@k: C/W/L rate of gain, C(i) = 1 - g(i) before rank k (per query)';
+
+CREATE OR REPLACE MACRO duckrank.nerr9(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr9_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.nerr9 IS 'NERR9@k: C/W/L rate of gain, C(i) = i / (i + 1) (1 - g(i)) before rank k (per query)';
+
+CREATE OR REPLACE MACRO duckrank.nerr10(qrels, run, phi := 0.9, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(phi := phi, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr10_of(q, phi, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.nerr10 IS 'NERR10(phi): C/W/L rate of gain, C(i) = phi (1 - g(i)) (ir_measures'' p) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.nerr11(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr11_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.nerr11 IS 'NERR11(T): C/W/L rate of gain, C(i) = ((i + 2T - 1) / (i + 2T))^2 (1 - g(i)) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.auc(qrels, run, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
