@@ -125,6 +125,10 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
           valid="isfinite(min_rel)", must="be a finite number"),
     Param("max_rel", "number", 1, "C/W/L gains: the grade that gains 1 (higher grades too); gain = (grade - min_rel) "
           "/ (max_rel - min_rel)", valid="isfinite(max_rel) AND max_rel > min_rel", must="be a finite number above min_rel"),
+    Param("persistence", "number", 0.95, "Compat's RBO persistence (ir_measures' p)",
+          valid="persistence > 0 AND persistence <= 1", must="be above 0 and at most 1"),
+    Param("normalize", "boolean", True, "Compat divides by the ideal ranking's own RBO", valid="normalize IS NOT NULL",
+          must="be true or false"),
     Param("weight", "text", "impressions", "GAUC weights each query by its impressions or its positives",
           choices=("impressions", "positives")),
     Param("threshold", "number", 0.5, "predicted positive when score >= threshold",
@@ -428,6 +432,9 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("nerr11", "duckrank.nerr11_of(q, {t}, {min_rel}, {max_rel})", "NERR11(T): C/W/L rate of gain, C(i) = ((i + "
       "2T - 1) / (i + 2T))^2 (1 - g(i))", ("t", *_CWL_GAINS), ir_measures=(spell("NERR11"),), oracle="ir_measures",
       source=_CWL),
+    M("compat", "duckrank.compat_of(q, {persistence}, {normalize})", "Compat = the rank-biased overlap (persistence "
+      "p) of the ranking with the ideal ranking, / the ideal's own (normalize)", ("persistence", "normalize"),
+      ir_measures=(Spelling("Compat", option_names=(("p", "persistence"),)),), oracle="ir_measures", source=_RANK),
     M("auc", "duckrank.auc_of(q)", "AUC of a query's retrieved docs by rank sums, ties averaged (NULL without both "
       "classes)", SAMPLED_OPTIONS, reads="all", aliases=(spell("auc"),), oracle="formula", source=_AUC,
       sampled="duckrank.auc_at_rank(rank, {sampled})"),

@@ -23,10 +23,10 @@ COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions;
 
 CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, recall_cutoff := 'round',
         gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL,
-        p := 0.8, graded := true, t := 1.0, phi := 0.9, min_rel := 0, max_rel := 1, weight := 'impressions',
-        threshold := 0.5, retrieved_relevant := 1.0, retrieved_nonrelevant := -1.0, missed_relevant := 0.0,
-        missed_nonrelevant := 0.0, collection_size := 0, sampled := NULL, correction := 'bv', head := 0.2,
-        similarity := 'cooccurrence') AS
+        p := 0.8, graded := true, t := 1.0, phi := 0.9, min_rel := 0, max_rel := 1, persistence := 0.95,
+        normalize := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
+        retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
+        sampled := NULL, correction := 'bv', head := 0.2, similarity := 'cooccurrence') AS
     nullif(concat_ws(chr(10),
         CASE WHEN NOT coalesce(k IS NULL OR (k >= 1 AND k = floor(k)), false)
              THEN 'k must be a positive integer (or NULL for full depth); got ' || duckrank.show(k) END,
@@ -62,6 +62,10 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'min_rel must be a finite number; got ' || duckrank.show(min_rel) END,
         CASE WHEN NOT coalesce(isfinite(max_rel) AND max_rel > min_rel, false)
              THEN 'max_rel must be a finite number above min_rel; got ' || duckrank.show(max_rel) END,
+        CASE WHEN NOT coalesce(persistence > 0 AND persistence <= 1, false)
+             THEN 'persistence must be above 0 and at most 1; got ' || duckrank.show(persistence) END,
+        CASE WHEN NOT coalesce(normalize IS NOT NULL, false)
+             THEN 'normalize must be true or false; got ' || duckrank.show(normalize) END,
         CASE WHEN NOT coalesce(weight IN ('impressions', 'positives'), false)
              THEN 'weight must be one of impressions, positives; got ' || duckrank.show(weight) END,
         CASE WHEN NOT coalesce(isfinite(threshold), false)
@@ -485,6 +489,19 @@ per_query AS (
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.nerr11 IS 'NERR11(T): C/W/L rate of gain, C(i) = ((i + 2T - 1) / (i + 2T))^2 (1 - g(i)) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.compat(qrels, run, persistence := 0.95, normalize := true, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(persistence := persistence, normalize := normalize),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.compat_of(q, persistence, normalize), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.compat IS 'Compat = the rank-biased overlap (persistence p) of the ranking with the ideal ranking, / the ideal''s own (normalize) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.auc(qrels, run, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE

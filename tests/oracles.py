@@ -429,6 +429,15 @@ def ir_measures_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: R
         judged = [ir_measures.Qrel(q, d, int(g)) for q, d, g in qrels]
         return {m.query_id: float(m.value) for m in ir_measures.cwl_eval.iter_calc([cwl_measure(metric, options)], judged, scores)
                 if m.query_id in ranked}
+    if metric == "compat":
+        # ir_measures orders the ranking's ties by doc_id ascending and a grade of its ideal ranking by
+        # run score (a doc it did not retrieve counting 0): it is given positive scores in duckrank's order
+        ranked = rankings(run, qrels)
+        scores = {q: {d: float(len(docs) - rank) for rank, (d, _) in enumerate(docs)} for q, docs in ranked.items()}
+        judged = [ir_measures.Qrel(q, d, int(g)) for q, d, g in qrels]
+        measure = ir_measures.Compat(p=float(options["persistence"]), normalize=options["normalize"])
+        return {m.query_id: float(m.value) for m in ir_measures.compat.iter_calc([measure], judged, scores)
+                if m.query_id in ranked}
     if metric != "judged":
         raise ValueError(f"no ir_measures mapping for metric {metric!r}: add one to tests/oracles.py")
     # ir_measures' Judged counts any qrels entry as a judgment; in duckrank a negative grade is

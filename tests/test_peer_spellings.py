@@ -217,3 +217,73 @@ def test_cwl_spellings_parse_to_their_options(spelling, metric, options):
 def test_cwl_options_are_checked(spelling, message):
     with pytest.raises((MeasureError, OptionError), match=re.escape(message)):
         duckrank.evaluate([Qrel("q", "d", 1)], [ScoredDoc("q", "d", 1.0)], [spelling])
+
+
+# ir_measures' Compat (its compat provider): Clarke et al.'s compatibility, RBO against the ideal ranking.
+COMPAT_SPELLINGS = ["Compat", "Compat(p=0.8)", "Compat(normalize=False)", "Compat(p=0.5,normalize=False)"]
+
+
+def compat_expected(qrels, run, spellings):
+    measures = {spelling: ir_measures.parse_measure(spelling) for spelling in spellings}
+    rows = list(ir_measures.compat.iter_calc(list(measures.values()), qrels, run))
+    return {(row.query_id, spelling): row.value for row in rows
+            for spelling, measure in measures.items() if row.measure == measure}
+
+
+def test_compat_equals_ir_measures_per_query(cwl_data, tmp_path):
+    # the scores are positive: ir_measures orders a grade of its ideal ranking by run score, an
+    # unretrieved doc counting 0
+    import json
+
+    from cli_runner import run as cli
+
+    qrels, run = cwl_data
+    expected = compat_expected(qrels, run, COMPAT_SPELLINGS)
+    assert {q for q, _ in expected} == {f"q{q}" for q in range(14)}
+    assert len({round(v, 9) for v in expected.values()}) > 20
+    got = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, COMPAT_SPELLINGS, complete=True,
+                                                      per_query=True).fetchall()}
+    assert got == pytest.approx(expected, abs=1e-12)
+    (tmp_path / "qrels.txt").write_text("".join(f"{q.query_id} 0 {q.doc_id} {q.relevance}\n" for q in qrels))
+    (tmp_path / "run.txt").write_text("".join(f"{r.query_id} Q0 {r.doc_id} 0 {r.score!r} x\n" for r in run))
+    measures = [argument for spelling in COMPAT_SPELLINGS for argument in ("-m", spelling)]
+    result = cli("eval", tmp_path / "qrels.txt", tmp_path / "run.txt", *measures, "-c", "-q", "--format", "jsonl")
+    assert result.exit_code == 0, result.output
+    assert {(r["query_id"], r["metric"]): r["value"] for r in map(json.loads, result.stdout.splitlines())
+            if r["query_id"] != "all"} == pytest.approx(expected, abs=1e-12)
+
+
+def test_compat_ties_as_ir_measures_with_doc_ascending():
+    # ir_measures ranks a tie by doc_id ascending: duckrank's ties='doc_ascending'. Its ideal ranking
+    # orders a grade's docs by run score, then in the qrels' order: here doc_id ascending too, as
+    # duckrank's ideal orders them (by rank)
+    rng = random.Random(9)
+    qrels, run = [], []
+    for q in range(20):
+        docs = rng.sample(range(60), 30)
+        run += [ScoredDoc(f"q{q}", f"d{d}", float(rng.randint(1, 4))) for d in docs[:20]]
+        qrels += [Qrel(f"q{q}", f"d{d}", rng.choice([0, 1, 2])) for d in sorted(docs[10:30], key=str)]
+    expected = compat_expected(qrels, run, ["Compat"])
+    got = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, ["Compat"], ties="doc_ascending",
+                                                      per_query=True).fetchall()}
+    assert got == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(("spelling", "options"), [
+    ("Compat", {"persistence": 0.95, "normalize": True}),
+    ("compat(p=0.8)", {"persistence": 0.8, "normalize": True}),
+    ("Compat(normalize=False)", {"persistence": 0.95, "normalize": False}),
+    ("Compat(persistence=0.5,normalize=false)", {"persistence": 0.5, "normalize": False}),
+])
+def test_compat_spellings_parse_to_their_options(spelling, options):
+    from duckrank.measures import parse_measure
+
+    parsed = parse_measure(spelling)
+    assert (parsed.metric.name, parsed.params) == ("compat", options)
+
+
+def test_compat_options_are_checked():
+    with pytest.raises(OptionError, match=re.escape("persistence must be above 0 and at most 1; got '0'")):
+        duckrank.evaluate([Qrel("q", "d", 1)], [ScoredDoc("q", "d", 1.0)], ["Compat(p=0)"])
+    with pytest.raises(MeasureError, match="Compat takes no @cutoff"):
+        duckrank.evaluate([Qrel("q", "d", 1)], [ScoredDoc("q", "d", 1.0)], ["Compat@10"])

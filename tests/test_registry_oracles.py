@@ -52,6 +52,8 @@ OPTION_VALUES: dict[str, list[Any]] = {
     "phi": [0.9, 0.5, 1.0],
     "min_rel": [0, -1],
     "max_rel": [1, 3],
+    "persistence": [0.95, 0.5, 1.0],
+    "normalize": [True, False],
 }
 
 # (seed, gen_case keywords): tied scores with graded and negative grades, distinct scores, binary

@@ -325,6 +325,12 @@ EDGE_CASES = [
     # NERR11(T = 1): C = ((i + 1) / (i + 2))^2 (1 - g): 4/27, 9/16, 32/75, then ((i + 1) / (i + 2))^2
     ("nerr11", {"max_rel": 3}, (2 / 3 + 1 / 12 * 1 / 3) / (1 + 4 / 27 + 1 / 12 + sum(
         8 / 225 * (5 / (i + 1)) ** 2 for i in range(4, 1001)))),
+    # Compat: the ideal ranking d5, d1, d3; d1 (rank 1, ideal 2) is in both top i's from i = 2, d3 from 3;
+    # depth 5 (retrieved): overlaps 0, 1, 2, 2, 2; the ideal's own 1, 2, 3, 3, 3
+    ("compat", {}, (0.95 / 2 + 2 * 0.95 ** 2 / 3 + 2 * 0.95 ** 3 / 4 + 2 * 0.95 ** 4 / 5)
+     / (1 + 0.95 + 0.95 ** 2 + 3 * 0.95 ** 3 / 4 + 3 * 0.95 ** 4 / 5)),
+    ("compat", {"persistence": 0.5, "normalize": False}, (0.5 / 2 + 2 * 0.5 ** 2 / 3 + 2 * 0.5 ** 3 / 4
+                                                          + 2 * 0.5 ** 4 / 5) / (1 + 0.5 + 0.25 + 0.125 + 0.0625)),
 ]
 
 # Measures with no per-query table macro, and what pins their values by hand instead.
