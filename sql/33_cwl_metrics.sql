@@ -18,24 +18,24 @@ CREATE OR REPLACE MACRO duckrank.cwl_gain(grade, min_rel, max_rel) AS
 COMMENT ON MACRO duckrank.cwl_gain IS 'C/W/L gain of a grade: max(grade, 0) clipped to [min_rel, max_rel] and scaled to [0, 1]; 0 unjudged';
 
 -- Every measure's C(i) is one product, at rank i with gain g(i) and gain so far cg(i) (ranks 1..i):
---   C(i) = patience * ((i + a - 1) / (i + a))^e * (log2(i + 1) / log2(i + 2))^d * (1 - stop g(i))
---          * [cg(i) < goal] * [i < k],  a = shift - shift_per_gain cg(i)
--- (a NULL goal or k: no such stop). Each measure below sets its factors, as cwl_eval's metric classes
--- write them (cwl_bpm.py, cwl_dcg.py, cwl_inst.py, cwl_insq.py, cwl_nerr.py). One arithmetic form and
--- not a CASE over the measures: DuckDB binds every branch of a CASE, and these are folded lambdas.
+--   C(i) = patience * ((i + a - 1) / (i + a))^ratio_power * (log2(i + 1) / log2(i + 2))^log_power
+--          * (1 - stop_at_gain * g(i)) * [cg(i) < goal] * [i < k],   a = shift - shift_per_gain * cg(i)
+-- (a NULL goal or k: no such stop). Each measure below gives its factors c, as cwl_eval's metric
+-- classes write C(i) (cwl_bpm.py, cwl_dcg.py, cwl_inst.py, cwl_insq.py, cwl_nerr.py). One arithmetic
+-- form, not a CASE over the measures: DuckDB would bind every branch in each folded lambda.
 CREATE OR REPLACE MACRO duckrank.cwl_continuation(i, g, cg, k, c) AS
-    c.patience * power((i + c.shift - c.shift_per_gain * cg - 1) / (i + c.shift - c.shift_per_gain * cg), c.e)
-    * power(ln(i + 1) / ln(i + 2), c.d) * (1 - c.stop * g)
+    c.patience * power((i + c.shift - c.shift_per_gain * cg - 1) / (i + c.shift - c.shift_per_gain * cg), c.ratio_power)
+    * power(ln(i + 1) / ln(i + 2), c.log_power) * (1 - c.stop_at_gain * g)
     * CASE WHEN coalesce(cg < c.goal, true) AND i < coalesce(k, i + 1) THEN 1.0 ELSE 0.0 END;
-COMMENT ON MACRO duckrank.cwl_continuation IS 'C(i), the chance to go on from rank i to i + 1, of a C/W/L measure (cwl_eval)';
+COMMENT ON MACRO duckrank.cwl_continuation IS 'C(i), the chance to go on from rank i to i + 1, of a C/W/L measure with factors c (cwl_eval)';
 
 -- prod_{j=first}^{i-1} C(j) over ranks that gain nothing (an unjudged doc, or none: g = 0 and the
 -- gain so far cg throughout), telescoped; 1 for i = first. The cutoff plays no part: the ranks
 -- read stop at k (cwl_rate_of).
 CREATE OR REPLACE MACRO duckrank.cwl_gainless_reach(first, i, cg, c) AS
     power(c.patience, i - first)
-    * power((first + c.shift - c.shift_per_gain * cg - 1) / (i - 1 + c.shift - c.shift_per_gain * cg), c.e)
-    * power(ln(first + 1) / ln(i + 1), c.d) * CASE WHEN i = first OR coalesce(cg < c.goal, true) THEN 1.0 ELSE 0.0 END;
+    * power((first + c.shift - c.shift_per_gain * cg - 1) / (i - 1 + c.shift - c.shift_per_gain * cg), c.ratio_power)
+    * power(ln(first + 1) / ln(i + 1), c.log_power) * CASE WHEN i = first OR coalesce(cg < c.goal, true) THEN 1.0 ELSE 0.0 END;
 COMMENT ON MACRO duckrank.cwl_gainless_reach IS 'prod_{j=first}^{i-1} C(j) of a C/W/L measure over ranks of gain 0';
 
 -- sum_{i=first}^{last} prod_{j=first}^{i-1} C(j) over ranks that gain nothing.
@@ -44,16 +44,10 @@ CREATE OR REPLACE MACRO duckrank.cwl_gainless_reached(first, last, cg, c) AS
                                      lambda i: duckrank.cwl_gainless_reach(first, i, cg, c))), 0.0);
 COMMENT ON MACRO duckrank.cwl_gainless_reached IS 'sum_{i=first}^{last} prod_{j=first}^{i-1} C(j) of a C/W/L measure over ranks of gain 0';
 
--- C(i)'s factors (cwl_continuation): the measure's parameters as a struct.
-CREATE OR REPLACE MACRO duckrank.cwl_factors(patience, shift, shift_per_gain, e, d, stop, goal) AS
-    {'patience': CAST(patience AS DOUBLE), 'shift': CAST(shift AS DOUBLE), 'shift_per_gain': CAST(shift_per_gain AS DOUBLE),
-     'e': CAST(e AS DOUBLE), 'd': CAST(d AS DOUBLE), 'stop': CAST(stop AS DOUBLE), 'goal': CAST(goal AS DOUBLE)};
-COMMENT ON MACRO duckrank.cwl_factors IS 'the factors of a C/W/L measure''s C(i), as duckrank.cwl_continuation reads them';
-
 -- sum_i P(i) g(i) / sum_i P(i) over ranks 1..min(k, 1000) (P is 0 beyond k), folded down the docs
 -- of q.docs (the judged ones suffice): the state holds the last rank folded, the gain so far, P of
 -- the rank after it and the two sums; the ranks between two docs gain nothing, so their P telescope.
--- The factors struct is built once per query (a lambda variable), not at each of its uses.
+-- The factors c become a lambda variable, bound once per query, not at each of their uses.
 CREATE OR REPLACE MACRO duckrank.cwl_rate_of(q, k, c, min_rel, max_rel, measure) AS
     duckrank.needs_strict_ties(list_transform([c], lambda factors: list_transform(
         [{'depth': least(coalesce(k, 1000), 1000),
@@ -76,41 +70,49 @@ COMMENT ON MACRO duckrank.cwl_rate_of IS 'a C/W/L measure''s expected rate of ga
 -- BPM(T, K) (Zhang et al., SIGIR 2017; cwl_eval's static BPM): the user stops at rank K or once
 -- the gain so far reaches T, whichever comes first; the value is the mean gain of the ranks read.
 CREATE OR REPLACE MACRO duckrank.bpm_of(q, k, t, min_rel, max_rel) AS
-    duckrank.cwl_rate_of(q, k, duckrank.cwl_factors(1, 1, 0, 0, 0, 0, t), min_rel, max_rel, 'BPM');
+    duckrank.cwl_rate_of(q, k, {'patience': 1.0, 'shift': 1.0, 'shift_per_gain': 0.0, 'ratio_power': 0.0,
+                             'log_power': 0.0, 'stop_at_gain': 0.0, 'goal': CAST(t AS DOUBLE)}, min_rel, max_rel, 'BPM');
 COMMENT ON MACRO duckrank.bpm_of IS 'BPM(T)@K = the mean gain of ranks 1..m, m = min(K, the rank where the gain so far reaches T) (cwl_eval)';
 
 -- SDCG@k: DCG@k over the DCG@k of k docs of full gain (W(i) = (1 / log2(i + 1)) / sum_{j<=k} 1 / log2(j + 1)).
 CREATE OR REPLACE MACRO duckrank.sdcg_of(q, k, min_rel, max_rel) AS
-    duckrank.cwl_rate_of(q, k, duckrank.cwl_factors(1, 1, 0, 0, 1, 0, NULL), min_rel, max_rel, 'SDCG');
+    duckrank.cwl_rate_of(q, k, {'patience': 1.0, 'shift': 1.0, 'shift_per_gain': 0.0, 'ratio_power': 0.0,
+                             'log_power': 1.0, 'stop_at_gain': 0.0, 'goal': CAST(NULL AS DOUBLE)}, min_rel, max_rel, 'SDCG');
 COMMENT ON MACRO duckrank.sdcg_of IS 'SDCG@k = sum_{i<=k} g(i) / log2(i+1) / sum_{i<=k} 1 / log2(i+1) (cwl_eval)';
 
 -- INST(T) (Moffat et al., ADCS 2015): C(i) = ((i + T + T_i - 1) / (i + T + T_i))^2, T_i = T - the gain so far.
 CREATE OR REPLACE MACRO duckrank.inst_of(q, t, min_rel, max_rel) AS
-    duckrank.cwl_rate_of(q, NULL, duckrank.cwl_factors(1, 2 * t, 1, 2, 0, 0, NULL), min_rel, max_rel, 'INST');
+    duckrank.cwl_rate_of(q, NULL, {'patience': 1.0, 'shift': 2.0 * t, 'shift_per_gain': 1.0, 'ratio_power': 2.0,
+                             'log_power': 0.0, 'stop_at_gain': 0.0, 'goal': CAST(NULL AS DOUBLE)}, min_rel, max_rel, 'INST');
 COMMENT ON MACRO duckrank.inst_of IS 'INST(T): C(i) = ((i + 2T - cg(i) - 1) / (i + 2T - cg(i)))^2 (cwl_eval)';
 
 -- INSQ(T) (Moffat et al., ADCS 2012): C(i) = ((i + 2T - 1) / (i + 2T))^2, whatever the gains.
 CREATE OR REPLACE MACRO duckrank.insq_of(q, t, min_rel, max_rel) AS
-    duckrank.cwl_rate_of(q, NULL, duckrank.cwl_factors(1, 2 * t, 0, 2, 0, 0, NULL), min_rel, max_rel, 'INSQ');
+    duckrank.cwl_rate_of(q, NULL, {'patience': 1.0, 'shift': 2.0 * t, 'shift_per_gain': 0.0, 'ratio_power': 2.0,
+                             'log_power': 0.0, 'stop_at_gain': 0.0, 'goal': CAST(NULL AS DOUBLE)}, min_rel, max_rel, 'INSQ');
 COMMENT ON MACRO duckrank.insq_of IS 'INSQ(T): C(i) = ((i + 2T - 1) / (i + 2T))^2 (cwl_eval)';
 
 -- NERR, the C/W/L approximations of ERR: the user stops at a doc with the chance of its gain.
 -- Equation 8: C(i) = 1 - g(i) up to rank k.
 CREATE OR REPLACE MACRO duckrank.nerr8_of(q, k, min_rel, max_rel) AS
-    duckrank.cwl_rate_of(q, k, duckrank.cwl_factors(1, 1, 0, 0, 0, 1, NULL), min_rel, max_rel, 'NERR8');
+    duckrank.cwl_rate_of(q, k, {'patience': 1.0, 'shift': 1.0, 'shift_per_gain': 0.0, 'ratio_power': 0.0,
+                             'log_power': 0.0, 'stop_at_gain': 1.0, 'goal': CAST(NULL AS DOUBLE)}, min_rel, max_rel, 'NERR8');
 COMMENT ON MACRO duckrank.nerr8_of IS 'NERR8@k: C(i) = 1 - g(i) for i < k, else 0 (cwl_eval)';
 
 -- Equation 9: C(i) = i / (i + 1) (1 - g(i)) up to rank k.
 CREATE OR REPLACE MACRO duckrank.nerr9_of(q, k, min_rel, max_rel) AS
-    duckrank.cwl_rate_of(q, k, duckrank.cwl_factors(1, 1, 0, 1, 0, 1, NULL), min_rel, max_rel, 'NERR9');
+    duckrank.cwl_rate_of(q, k, {'patience': 1.0, 'shift': 1.0, 'shift_per_gain': 0.0, 'ratio_power': 1.0,
+                             'log_power': 0.0, 'stop_at_gain': 1.0, 'goal': CAST(NULL AS DOUBLE)}, min_rel, max_rel, 'NERR9');
 COMMENT ON MACRO duckrank.nerr9_of IS 'NERR9@k: C(i) = i / (i + 1) (1 - g(i)) for i < k, else 0 (cwl_eval)';
 
 -- Equation 10: C(i) = phi (1 - g(i)), RBP's patience.
 CREATE OR REPLACE MACRO duckrank.nerr10_of(q, phi, min_rel, max_rel) AS
-    duckrank.cwl_rate_of(q, NULL, duckrank.cwl_factors(phi, 1, 0, 0, 0, 1, NULL), min_rel, max_rel, 'NERR10');
+    duckrank.cwl_rate_of(q, NULL, {'patience': CAST(phi AS DOUBLE), 'shift': 1.0, 'shift_per_gain': 0.0, 'ratio_power': 0.0,
+                             'log_power': 0.0, 'stop_at_gain': 1.0, 'goal': CAST(NULL AS DOUBLE)}, min_rel, max_rel, 'NERR10');
 COMMENT ON MACRO duckrank.nerr10_of IS 'NERR10(phi): C(i) = phi (1 - g(i)) (cwl_eval)';
 
 -- Equation 11: INSQ's C(i) times 1 - g(i).
 CREATE OR REPLACE MACRO duckrank.nerr11_of(q, t, min_rel, max_rel) AS
-    duckrank.cwl_rate_of(q, NULL, duckrank.cwl_factors(1, 2 * t, 0, 2, 0, 1, NULL), min_rel, max_rel, 'NERR11');
+    duckrank.cwl_rate_of(q, NULL, {'patience': 1.0, 'shift': 2.0 * t, 'shift_per_gain': 0.0, 'ratio_power': 2.0,
+                             'log_power': 0.0, 'stop_at_gain': 1.0, 'goal': CAST(NULL AS DOUBLE)}, min_rel, max_rel, 'NERR11');
 COMMENT ON MACRO duckrank.nerr11_of IS 'NERR11(T): C(i) = ((i + 2T - 1) / (i + 2T))^2 (1 - g(i)) (cwl_eval)';
