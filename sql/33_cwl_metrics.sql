@@ -14,7 +14,8 @@
 -- An unjudged doc gains 0 (cwl_eval's worst case).
 
 CREATE OR REPLACE MACRO duckrank.cwl_gain(grade, min_rel, max_rel) AS
-    coalesce((least(greatest(greatest(grade, 0), min_rel), max_rel) - min_rel) / (max_rel - min_rel), 0.0);
+    CASE WHEN grade IS NULL THEN 0.0  -- greatest skips a NULL: an unjudged doc would gain as grade 0
+         ELSE (least(greatest(greatest(grade, 0), min_rel), max_rel) - min_rel) / (max_rel - min_rel) END;
 COMMENT ON MACRO duckrank.cwl_gain IS 'C/W/L gain of a grade: max(grade, 0) clipped to [min_rel, max_rel] and scaled to [0, 1]; 0 unjudged';
 
 -- Every measure's C(i) is one product, at rank i with gain g(i) and gain so far cg(i) (ranks 1..i):

@@ -177,6 +177,21 @@ def test_cwl_measures_through_the_cli(cwl_data, tmp_path):
     assert got == pytest.approx(cwl_expected(qrels, run, CWL_SPELLINGS), abs=1e-12)
 
 
+def test_cwl_unjudged_docs_gain_nothing_whatever_min_rel(cwl_data):
+    # with min_rel below 0 a judged grade 0 gains, an unjudged doc never: also where the ranking
+    # holds every retrieved doc (AUC asks for them) and not only the judged ones
+    qrels, run = cwl_data
+    spellings = ["INST(min_rel=-1,max_rel=3)", "BPM(min_rel=-2,max_rel=2)@10"]
+    measures = [ir_measures.parse_measure("INST(max_rel=3)")(min_rel=-1),
+                ir_measures.parse_measure("BPM(max_rel=2)@10")(min_rel=-2)]
+    expected = {(row.query_id, spellings[measures.index(row.measure)]): row.value
+                for row in ir_measures.cwl_eval.iter_calc(measures, qrels, run)}
+    for together in ([], ["auc"]):
+        got = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, [*spellings, *together], complete=True,
+                                                          per_query=True).fetchall() if m in spellings}
+        assert got == pytest.approx(expected, abs=1e-12)
+
+
 def test_cwl_measures_score_queries_as_duckrank_chooses_them(cwl_data):
     # without complete, the queries in both run and qrels (trec_eval's choice); the qrels query the
     # run misses is left out, not scored 0
