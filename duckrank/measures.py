@@ -325,6 +325,7 @@ def _parse_duck(spelling: str) -> Measure | None:
             if not sep or not key.strip():
                 raise MeasureError(f"measure {spelling!r}: options are written name=value, e.g. nDCG(gain=exp)@10")
             key = key.strip().lower()
+            key = dict(spelled.option_names).get(key, key)  # NERR10(p=...) is ir_measures' phi
             if key == "gains":
                 given["gain_map"] = _ir_measures_gains(value, spelling)
             else:

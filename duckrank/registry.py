@@ -127,6 +127,20 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
     Param("scaled", "boolean", True, "graded RBP divides a grade by the query's top grade when that is above 1 "
           "(trec_eval 10); false: weighs a relevant doc by its grade as it is (ranx)", valid="scaled IS NOT NULL",
           must="be true or false"),
+    # The C/W/L family (sql/33_cwl_metrics.sql), with ir_measures' names and defaults; ir_measures
+    # requires max_rel, duckrank's default 1 reads the grades as cwl_eval reads gains, within [0, 1].
+    Param("t", "number", 1.0, "the gain a C/W/L user wants before stopping (T of BPM, INST, INSQ, NERR11)",
+          valid="t > 0", must="be positive"),
+    Param("phi", "number", 0.9, "NERR10's patience (ir_measures' p, cwl_eval's phi)", valid="phi > 0 AND phi <= 1",
+          must="be above 0 and at most 1"),
+    Param("min_rel", "number", 0, "C/W/L gains: the grade that gains 0 (lower grades too)",
+          valid="isfinite(min_rel)", must="be a finite number"),
+    Param("max_rel", "number", 1, "C/W/L gains: the grade that gains 1 (higher grades too); gain = (grade - min_rel) "
+          "/ (max_rel - min_rel)", valid="isfinite(max_rel) AND max_rel > min_rel", must="be a finite number above min_rel"),
+    Param("persistence", "number", 0.95, "Compat's RBO persistence (ir_measures' p)",
+          valid="persistence > 0 AND persistence <= 1", must="be above 0 and at most 1"),
+    Param("normalize", "boolean", True, "Compat divides by the ideal ranking's own RBO", valid="normalize IS NOT NULL",
+          must="be true or false"),
     Param("weight", "text", "impressions", "GAUC weights each query by its impressions or its positives",
           choices=("impressions", "positives")),
     Param("threshold", "number", 0.5, "predicted positive when score >= threshold",
@@ -243,6 +257,7 @@ class Spelling:
     parameter: str | None = None
     family: tuple[str, ...] = ()
     cutoff: bool = True  # whether it takes @k where its metric has a cutoff (ir_measures' SetP does not)
+    option_names: tuple[tuple[str, str], ...] = ()  # its own names of options: ir_measures' NERR10(p=) is phi
 
 
 def spell(name: str, parameter: str | None = None, family: tuple[str, ...] = (), **fixed: Any) -> Spelling:
@@ -356,6 +371,8 @@ _GAIN = "sql/32_gain_metrics.sql"
 _AUC = "sql/40_auc.sql"
 _RATING = "sql/41_rating_metrics.sql"
 _BEYOND = "sql/42_beyond_accuracy.sql"
+_CWL = "sql/33_cwl_metrics.sql"
+_CWL_GAINS = ("min_rel", "max_rel")
 
 METRICS: dict[str, Metric] = {m.name: m for m in [
     M("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
@@ -433,6 +450,31 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       aliases=(spell("rbp_residual"),), oracle="formula", source=_GAIN),
     M("judged", "duckrank.judged_of(q, {k})", "Judged@k = the share of the top k (or of the retrieved, if fewer) that "
       "is judged", ("k",), ir_measures=(spell("Judged"),), cut=True, oracle="ir_measures", source=_SET),
+    # the C/W/L family of ir_measures' cwl_eval provider: expected rates of gain over ranks 1..1000
+    M("bpm", "duckrank.bpm_of(q, {k}, {t}, {min_rel}, {max_rel})", "BPM(T)@K = the mean gain of ranks 1..m, m = "
+      "min(K, the rank where the gain so far reaches T)", ("k", "t", *_CWL_GAINS), ir_measures=(spell("BPM"),),
+      cut=True, oracle="ir_measures", source=_CWL),
+    M("sdcg", "duckrank.sdcg_of(q, {k}, {min_rel}, {max_rel})", "SDCG@k = DCG@k / the DCG@k of k docs of gain 1",
+      ("k", *_CWL_GAINS), ir_measures=(spell("SDCG"),), cut=True, oracle="ir_measures", source=_CWL),
+    M("inst", "duckrank.inst_of(q, {t}, {min_rel}, {max_rel})", "INST(T): C/W/L rate of gain, C(i) = ((i + 2T - "
+      "gain so far - 1) / (i + 2T - gain so far))^2", ("t", *_CWL_GAINS), ir_measures=(spell("INST"),),
+      oracle="ir_measures", source=_CWL),
+    M("insq", "duckrank.insq_of(q, {t}, {min_rel}, {max_rel})", "INSQ(T): C/W/L rate of gain, C(i) = ((i + 2T - 1) "
+      "/ (i + 2T))^2", ("t", *_CWL_GAINS), ir_measures=(spell("INSQ"),), oracle="ir_measures", source=_CWL),
+    M("nerr8", "duckrank.nerr8_of(q, {k}, {min_rel}, {max_rel})", "NERR8@k: C/W/L rate of gain, C(i) = 1 - g(i) "
+      "before rank k", ("k", *_CWL_GAINS), ir_measures=(spell("NERR8"),), cut=True, oracle="ir_measures", source=_CWL),
+    M("nerr9", "duckrank.nerr9_of(q, {k}, {min_rel}, {max_rel})", "NERR9@k: C/W/L rate of gain, C(i) = i / (i + 1) "
+      "(1 - g(i)) before rank k", ("k", *_CWL_GAINS), ir_measures=(spell("NERR9"),), cut=True, oracle="ir_measures",
+      source=_CWL),
+    M("nerr10", "duckrank.nerr10_of(q, {phi}, {min_rel}, {max_rel})", "NERR10(phi): C/W/L rate of gain, C(i) = phi (1 "
+      "- g(i)) (ir_measures' p)", ("phi", *_CWL_GAINS), ir_measures=(Spelling("NERR10", option_names=(("p", "phi"),)),),
+      oracle="ir_measures", source=_CWL),
+    M("nerr11", "duckrank.nerr11_of(q, {t}, {min_rel}, {max_rel})", "NERR11(T): C/W/L rate of gain, C(i) = ((i + "
+      "2T - 1) / (i + 2T))^2 (1 - g(i))", ("t", *_CWL_GAINS), ir_measures=(spell("NERR11"),), oracle="ir_measures",
+      source=_CWL),
+    M("compat", "duckrank.compat_of(q, {persistence}, {normalize})", "Compat = the rank-biased overlap (persistence "
+      "p) of the ranking with the ideal ranking, / the ideal's own (normalize)", ("persistence", "normalize"),
+      ir_measures=(Spelling("Compat", option_names=(("p", "persistence"),)),), oracle="ir_measures", source=_RANK),
     M("auc", "duckrank.auc_of(q)", "AUC of a query's retrieved docs by rank sums, ties averaged (NULL without both "
       "classes; ir_measures' Accuracy)", SAMPLED_OPTIONS, reads="all", ir_measures=(spell("Accuracy"),),
       aliases=(spell("auc"),), oracle="formula", source=_AUC,

@@ -128,3 +128,26 @@ CREATE OR REPLACE MACRO duckrank.relevance_string_of(q, k, stand_in) AS
                                                  lambda d: duckrank.relevance_character(d.judged_grade)), ''),
                   q.tie_rule, 'relstring') END;
 COMMENT ON MACRO duckrank.relevance_string_of IS 'the top k docs'' judgments as text, a character each (trec_eval relstring)';
+
+-- Compat (Clarke, Vtyurina and Smucker, TOIS 2021; ir_measures' compat provider): the rank-biased
+-- overlap of the ranking with an ideal one, RBO = sum_{i<=n} p^(i-1) O(i) / i / sum_{i<=n} p^(i-1),
+-- O(i) = the docs in both top i's, n = max(retrieved, the ideal's length); normalize divides by the
+-- ideal's own RBO (where O(i) = min(i, its length)). The ideal ranking is duckrank.ranked's: the judged
+-- docs of positive gain (grade > 0), best grade first, within a grade the retrieved ones first in their
+-- rank order (ir_measures orders a grade by run score, then by the qrels' order: the same where the
+-- scores are positive and distinct). A relevant doc at rank r and ideal position e is in both top i's
+-- from i = max(r, e) on.
+CREATE OR REPLACE MACRO duckrank.compat_of(q, persistence, normalize) AS
+    duckrank.needs_strict_ties(list_transform(
+        [{'both_from': list_transform(list_filter(q.docs, lambda d: d.gain > 0),
+              lambda d: greatest(d.rank, list_filter(q.ideal, lambda b: b.gain = d.gain)[1].first_rank
+                                         + len(list_filter(q.docs, lambda e: e.gain = d.gain AND e.rank < d.rank)))),
+          'ideal': CAST(coalesce(list_sum(list_transform(q.ideal, lambda b: b.docs)), 0) AS BIGINT),
+          'depth': greatest(q.num_ret, CAST(coalesce(list_sum(list_transform(q.ideal, lambda b: b.docs)), 0) AS BIGINT))}],
+        lambda x: duckrank.ratio(
+            coalesce(list_sum(list_transform(range(1, x.depth + 1), lambda i: power(CAST(persistence AS DOUBLE), i - 1)
+                                                 * len(list_filter(x.both_from, lambda m: m <= i)) / i)), 0.0),
+            coalesce(list_sum(list_transform(range(1, x.depth + 1), lambda i: power(CAST(persistence AS DOUBLE), i - 1)
+                                                 * CASE WHEN normalize THEN least(i, x.ideal) / i ELSE 1 END)), 0.0)))[1],
+        q.tie_rule, 'Compat');
+COMMENT ON MACRO duckrank.compat_of IS 'Compat = RBO of the ranking with the ideal one, over the ideal''s own RBO (normalize) (ir_measures Compat)';

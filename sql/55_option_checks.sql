@@ -23,7 +23,8 @@ COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions;
 CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, recall_levels := [0.0,
         0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], recall_cutoff := 'round', gain := 'linear',
         gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL, p := 0.8,
-        graded := true, scaled := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
+        graded := true, scaled := true, t := 1.0, phi := 0.9, min_rel := 0, max_rel := 1, persistence := 0.95,
+        normalize := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
         retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
         stand_in := false, sampled := NULL, correction := 'bv', head := 0.2, similarity := 'cooccurrence') AS
     nullif(concat_ws(chr(10),
@@ -57,6 +58,18 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'graded must be true or false; got ' || duckrank.show(graded) END,
         CASE WHEN NOT coalesce(scaled IS NOT NULL, false)
              THEN 'scaled must be true or false; got ' || duckrank.show(scaled) END,
+        CASE WHEN NOT coalesce(t > 0, false)
+             THEN 't must be positive; got ' || duckrank.show(t) END,
+        CASE WHEN NOT coalesce(phi > 0 AND phi <= 1, false)
+             THEN 'phi must be above 0 and at most 1; got ' || duckrank.show(phi) END,
+        CASE WHEN NOT coalesce(isfinite(min_rel), false)
+             THEN 'min_rel must be a finite number; got ' || duckrank.show(min_rel) END,
+        CASE WHEN NOT coalesce(isfinite(max_rel) AND max_rel > min_rel, false)
+             THEN 'max_rel must be a finite number above min_rel; got ' || duckrank.show(max_rel) END,
+        CASE WHEN NOT coalesce(persistence > 0 AND persistence <= 1, false)
+             THEN 'persistence must be above 0 and at most 1; got ' || duckrank.show(persistence) END,
+        CASE WHEN NOT coalesce(normalize IS NOT NULL, false)
+             THEN 'normalize must be true or false; got ' || duckrank.show(normalize) END,
         CASE WHEN NOT coalesce(weight IN ('impressions', 'positives'), false)
              THEN 'weight must be one of impressions, positives; got ' || duckrank.show(weight) END,
         CASE WHEN NOT coalesce(isfinite(threshold), false)

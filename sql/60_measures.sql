@@ -312,6 +312,123 @@ per_query AS (
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.judged IS 'Judged@k = the share of the top k (or of the retrieved, if fewer) that is judged (per query)';
 
+CREATE OR REPLACE MACRO duckrank.bpm(qrels, run, k := NULL, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL,
+        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.bpm_of(q, k, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.bpm IS 'BPM(T)@K = the mean gain of ranks 1..m, m = min(K, the rank where the gain so far reaches T) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.sdcg(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sdcg_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.sdcg IS 'SDCG@k = DCG@k / the DCG@k of k docs of gain 1 (per query)';
+
+CREATE OR REPLACE MACRO duckrank.inst(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.inst_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.inst IS 'INST(T): C/W/L rate of gain, C(i) = ((i + 2T - gain so far - 1) / (i + 2T - gain so far))^2 (per query)';
+
+CREATE OR REPLACE MACRO duckrank.insq(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.insq_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.insq IS 'INSQ(T): C/W/L rate of gain, C(i) = ((i + 2T - 1) / (i + 2T))^2 (per query)';
+
+CREATE OR REPLACE MACRO duckrank.nerr8(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr8_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.nerr8 IS 'NERR8@k: C/W/L rate of gain, C(i) = 1 - g(i) before rank k (per query)';
+
+CREATE OR REPLACE MACRO duckrank.nerr9(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr9_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.nerr9 IS 'NERR9@k: C/W/L rate of gain, C(i) = i / (i + 1) (1 - g(i)) before rank k (per query)';
+
+CREATE OR REPLACE MACRO duckrank.nerr10(qrels, run, phi := 0.9, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(phi := phi, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr10_of(q, phi, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.nerr10 IS 'NERR10(phi): C/W/L rate of gain, C(i) = phi (1 - g(i)) (ir_measures'' p) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.nerr11(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr11_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.nerr11 IS 'NERR11(T): C/W/L rate of gain, C(i) = ((i + 2T - 1) / (i + 2T))^2 (1 - g(i)) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.compat(qrels, run, persistence := 0.95, normalize := true, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
+        empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(persistence := persistence, normalize := normalize),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.compat_of(q, persistence, normalize), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.compat IS 'Compat = the rank-biased overlap (persistence p) of the ranking with the ideal ranking, / the ideal''s own (normalize) (per query)';
+
 CREATE OR REPLACE MACRO duckrank.auc(qrels, run, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),

@@ -57,7 +57,8 @@ LOG = [
 NUMBER_VALUES: dict[str, float] = {"k": 3, "beta": 2.0, "mult": 0.5, "recall": 0.3, "g_max": 2.0, "p": 0.5,
                                    "threshold": 0.7, "retrieved_relevant": 2.0, "retrieved_nonrelevant": -0.5,
                                    "missed_relevant": -1.0, "missed_nonrelevant": 0.25, "collection_size": 50,
-                                   "sampled": 50, "head": 0.5}
+                                   "sampled": 50, "head": 0.5, "t": 2.0, "phi": 0.5, "min_rel": -1, "max_rel": 3,
+                                   "persistence": 0.5}
 
 
 def option_values(name: str) -> list[Any]:

@@ -406,6 +406,29 @@ def sklearn_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows,
 # ----------------------------------------------------------------------------- ir_measures
 
 
+# The C/W/L family through ir_measures' cwl_eval provider (cwl_eval's metric classes), with its
+# measure names and parameters; a cutoff it requires but duckrank leaves out (NULL) is cwl_eval's depth.
+CWL_MEASURES = {"bpm": "BPM", "sdcg": "SDCG", "inst": "INST", "insq": "INSQ", "nerr8": "NERR8", "nerr9": "NERR9",
+                "nerr10": "NERR10", "nerr11": "NERR11"}
+CWL_DEPTH = 1000
+
+
+def cwl_measure(metric: str, options: dict[str, Any]):
+    """The ir_measures measure of a C/W/L metric with duckrank's options (ir_measures' own names:
+    T, p, cutoff; min_rel and max_rel integers, T and p floats, as it requires)."""
+    import ir_measures
+
+    params: dict[str, Any] = {"min_rel": int(options["min_rel"]), "max_rel": int(options["max_rel"])}
+    assert params["min_rel"] == options["min_rel"] and params["max_rel"] == options["max_rel"], options
+    if "t" in options:
+        params["T"] = float(options["t"])
+    if "phi" in options:
+        params["p"] = float(options["phi"])
+    if "k" in options:
+        params["cutoff"] = options["k"] if options["k"] is not None else CWL_DEPTH
+    return ir_measures.parse_measure(CWL_MEASURES[metric])(**params)
+
+
 def ir_measures_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows, rel_level: float) -> Values:
     import ir_measures
 
@@ -415,6 +438,23 @@ def ir_measures_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: R
         return {m.query_id: float(m.value) for m in ir_measures.iter_calc(
             [ir_measures.NumQ], [ir_measures.Qrel(q, d, int(g)) for q, d, g in qrels if q in ranked],
             {q: rank_scores(docs) for q, docs in ranked.items()})}
+    if metric in CWL_MEASURES:
+        # the grades as given (cwl_eval reads a negative one as 0); ties broken in duckrank's order
+        # by score = -rank (ir_measures keeps the run's order within a tie); the queries duckrank scores
+        ranked = rankings(run, qrels)
+        scores = {q: rank_scores(docs) for q, docs in ranked.items()}
+        judged = [ir_measures.Qrel(q, d, int(g)) for q, d, g in qrels]
+        return {m.query_id: float(m.value) for m in ir_measures.cwl_eval.iter_calc([cwl_measure(metric, options)], judged, scores)
+                if m.query_id in ranked}
+    if metric == "compat":
+        # ir_measures orders the ranking's ties by doc_id ascending and a grade of its ideal ranking by
+        # run score (a doc it did not retrieve counting 0): it is given positive scores in duckrank's order
+        ranked = rankings(run, qrels)
+        scores = {q: {d: float(len(docs) - rank) for rank, (d, _) in enumerate(docs)} for q, docs in ranked.items()}
+        judged = [ir_measures.Qrel(q, d, int(g)) for q, d, g in qrels]
+        measure = ir_measures.Compat(p=float(options["persistence"]), normalize=options["normalize"])
+        return {m.query_id: float(m.value) for m in ir_measures.compat.iter_calc([measure], judged, scores)
+                if m.query_id in ranked}
     if metric != "judged":
         raise ValueError(f"no ir_measures mapping for metric {metric!r}: add one to tests/oracles.py")
     # ir_measures' Judged counts any qrels entry as a judgment; in duckrank a negative grade is

@@ -49,6 +49,12 @@ OPTION_VALUES: dict[str, list[Any]] = {
     "missed_relevant": [0.0, -1.0],
     "missed_nonrelevant": [0.0, 0.25],
     "collection_size": [0, 50],
+    "t": [1.0, 2.5, 0.4],
+    "phi": [0.9, 0.5, 1.0],
+    "min_rel": [0, -1],
+    "max_rel": [1, 3],
+    "persistence": [0.95, 0.5, 1.0],
+    "normalize": [True, False],
 }
 
 # (seed, gen_case keywords): tied scores with graded and negative grades, distinct scores, binary

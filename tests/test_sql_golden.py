@@ -315,6 +315,37 @@ EDGE_CASES = [
     # Rndcg: the ideal gain changes after ranks 1 (3 -> 2), 2 (2 -> 1) and 3 (1 -> 0): nDCG@1, @2, @3; and
     # 5 retrieved > L + 1 = 4: nDCG at full depth (= DCG@5 / IDCG@3) once more, / 4
     ("r_ndcg", {}, (2 / 3 + 2 / (3 + 2 * D(2)) + 2 * (2 + D(3)) / (3 + 2 * D(2) + D(3))) / 4),
+    # The C/W/L family: sum_i P(i) g(i) / sum_i P(i) over ranks 1..1000, P(i) = prod_{j<i} C(j). Gains
+    # with max_rel 2: d1 1, d3 1/2 (d4's -1 and u1 0); with max_rel 3: 2/3 and 1/3; with the default 1: 1, 1.
+    # BPM stops at rank K or where the gain so far reaches T: rank 1 (T 1), 3 (T 1.5), never (T 2: K)
+    ("bpm", {"k": 10, "t": 1.0, "max_rel": 2}, 1.0),
+    ("bpm", {"k": 10, "t": 1.5, "max_rel": 2}, 1.5 / 3),
+    ("bpm", {"k": 10, "t": 2.0, "max_rel": 2}, 1.5 / 10),
+    ("bpm", {"t": 2.0, "max_rel": 2}, 1.5 / 1000),  # no K: cwl_eval's depth
+    ("bpm", {"k": 10, "t": 2.0}, 2 / 3),
+    ("sdcg", {"k": 3, "max_rel": 2}, (1 + D(3) / 2) / (D(1) + D(2) + D(3))),
+    # INSQ(T = 1): P(i) = (2 / (i + 1))^2
+    ("insq", {"max_rel": 3}, (2 / 3 + 1 / 3 * (2 / 4) ** 2) / sum((2 / (i + 1)) ** 2 for i in range(1, 1001))),
+    # INST(T = 1): C(i) = ((i + 1 - cg(i)) / (i + 2 - cg(i)))^2 with cg 1, 1, 3/2, 3/2, ...: C = 1/4, 4/9, 25/49,
+    # then ((i - 1/2) / (i + 1/2))^2, so P(i) = P(4) (7/2 / (i - 1/2))^2 from rank 4 on
+    ("inst", {"max_rel": 2}, (1 + 1 / 9 / 2) / (1 + 1 / 4 + 1 / 9 + sum(
+        25 / 441 * (3.5 / (i - 0.5)) ** 2 for i in range(4, 1001)))),
+    # NERR8@3: C = 1 - g: 1/3, 1; P = 1, 1/3, 1/3
+    ("nerr8", {"k": 3, "max_rel": 3}, (2 / 3 + 1 / 3 * 1 / 3) / (1 + 1 / 3 + 1 / 3)),
+    ("nerr8", {"k": 3, "max_rel": 2}, 1.0),  # d1 has full gain: the user stops there
+    # NERR9@3: C = i / (i + 1) (1 - g): 1/6, 2/3; P = 1, 1/6, 1/9
+    ("nerr9", {"k": 3, "max_rel": 3}, (2 / 3 + 1 / 9 * 1 / 3) / (1 + 1 / 6 + 1 / 9)),
+    # NERR10(phi = 1/2): C = 1/6, 1/2, 1/3, then 1/2: P = 1, 1/6, 1/12, 1/36 (1/2)^(i-4)
+    ("nerr10", {"phi": 0.5, "max_rel": 3}, (2 / 3 + 1 / 12 * 1 / 3) / (1 + 1 / 6 + 1 / 12 + 1 / 18)),
+    # NERR11(T = 1): C = ((i + 1) / (i + 2))^2 (1 - g): 4/27, 9/16, 32/75, then ((i + 1) / (i + 2))^2
+    ("nerr11", {"max_rel": 3}, (2 / 3 + 1 / 12 * 1 / 3) / (1 + 4 / 27 + 1 / 12 + sum(
+        8 / 225 * (5 / (i + 1)) ** 2 for i in range(4, 1001)))),
+    # Compat: the ideal ranking d5, d1, d3; d1 (rank 1, ideal 2) is in both top i's from i = 2, d3 from 3;
+    # depth 5 (retrieved): overlaps 0, 1, 2, 2, 2; the ideal's own 1, 2, 3, 3, 3
+    ("compat", {}, (0.95 / 2 + 2 * 0.95 ** 2 / 3 + 2 * 0.95 ** 3 / 4 + 2 * 0.95 ** 4 / 5)
+     / (1 + 0.95 + 0.95 ** 2 + 3 * 0.95 ** 3 / 4 + 3 * 0.95 ** 4 / 5)),
+    ("compat", {"persistence": 0.5, "normalize": False}, (0.5 / 2 + 2 * 0.5 ** 2 / 3 + 2 * 0.5 ** 3 / 4
+                                                          + 2 * 0.5 ** 4 / 5) / (1 + 0.5 + 0.25 + 0.125 + 0.0625)),
 ]
 
 # Measures with no per-query table macro, and what pins their values by hand instead.
