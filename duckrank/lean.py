@@ -129,6 +129,8 @@ def _folded(tree: Any) -> Any:
     changes: no arithmetic is folded, so every number is DuckDB's."""
     from sqlglot import exp
 
+    from duckrank.spark._render import _operand  # a replacement keeps its operator's precedence
+
     def literal(node: exp.Expression) -> bool:
         return isinstance(node, (exp.Literal, exp.Boolean))
 
@@ -145,7 +147,7 @@ def _folded(tree: Any) -> Any:
         if isinstance(node, exp.Coalesce):
             arguments = [a for a in [node.this, *node.expressions] if not is_null(a)]
             if arguments and (literal(arguments[0]) or len(arguments) == 1):
-                return arguments[0]
+                return _operand(arguments[0])
         if isinstance(node, exp.GT) and isinstance(node.this, exp.Anonymous) \
                 and node.this.name.lower() == "cardinality" \
                 and _is_empty_map(node.this.expressions[0]) and node.expression == exp.Literal.number(0):
@@ -153,9 +155,9 @@ def _folded(tree: Any) -> Any:
         if isinstance(node, exp.Case):
             ifs = [branch for branch in node.args["ifs"] if branch.this != exp.false()]
             if ifs and ifs[0].this == exp.true():
-                return ifs[0].args["true"]
+                return _operand(ifs[0].args["true"])
             if not ifs:
-                return node.args.get("default") or exp.Null()
+                return _operand(node.args.get("default") or exp.Null())
             node.set("ifs", ifs)
         if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null) \
                 and (literal(node.this) or is_null(node.this)):
@@ -170,7 +172,7 @@ def _folded(tree: Any) -> Any:
             if any(isinstance(o, exp.Boolean) and o.this == deciding for o in operands):
                 return exp.Boolean(this=deciding)
             kept = [o for o in operands if not isinstance(o, exp.Boolean)]
-            return kept[0] if len(kept) == 1 else exp.Boolean(this=not deciding) if not kept else node
+            return _operand(kept[0]) if len(kept) == 1 else exp.Boolean(this=not deciding) if not kept else node
         return node
 
     def bottom_up(node: exp.Expression) -> exp.Expression:

@@ -147,7 +147,7 @@ def parse_shell(stdout: str, stderr: str, calls: list[tuple[str, Case]]) -> dict
 
 def run_cli(cli: list[str], arguments: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run([*cli, "eval", *arguments, "-q", "--quiet", "-f", "csv"], check=False, capture_output=True,
-                          text=True, cwd=REPO, timeout=120)
+                          text=True, cwd=REPO, timeout=600)
 
 
 def cli_flags(conventions: dict[str, Any]) -> list[str]:
@@ -275,7 +275,8 @@ def doors(data) -> Doors:
     calls = [(setting, case) for setting in SETTINGS for case in cases_for(setting)] + LOG_CASES
     with ThreadPoolExecutor(max_workers=3) as pool:
         library = subprocess.run([*cli, "sql"], capture_output=True, text=True, check=True, timeout=120).stdout
-        shell_job = pool.submit(run_shell, shell_script(library, data, calls))
+        # every case in one shell process: minutes on a busy 2-core machine
+        shell_job = pool.submit(run_shell, shell_script(library, data, calls), timeout=1800)
         summary_measures = [spelling(m) for m in SUMMARY_ONLY]
         measures = {setting: list(dict.fromkeys(case.measure for case in cases_for(setting))) for setting in SETTINGS}
         # the CLI calls that need not know what evaluate() refuses start at once
