@@ -129,7 +129,7 @@ def _folded(tree: Any) -> Any:
     changes: no arithmetic is folded, so every number is DuckDB's."""
     from sqlglot import exp
 
-    from duckrank.spark._render import _operand  # a replacement keeps its operator's precedence
+    from duckrank.spark._render import _operand, bottom_up  # a replacement keeps its operator's precedence
 
     def literal(node: exp.Expression) -> bool:
         return isinstance(node, (exp.Literal, exp.Boolean))
@@ -175,14 +175,7 @@ def _folded(tree: Any) -> Any:
             return _operand(kept[0]) if len(kept) == 1 else exp.Boolean(this=not deciding) if not kept else node
         return node
 
-    def bottom_up(node: exp.Expression) -> exp.Expression:
-        for key, value in list(node.args.items()):
-            if isinstance(value, exp.Expression):
-                node.set(key, bottom_up(value))
-            elif isinstance(value, list):
-                node.set(key, [bottom_up(v) if isinstance(v, exp.Expression) else v for v in value])
-        return fold(node)
-    return bottom_up(tree)
+    return bottom_up(tree, fold)
 
 
 def _is_empty_map(node: Any) -> bool:

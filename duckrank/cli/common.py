@@ -27,6 +27,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 INPUT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
 # The output formats of the commands whose rows have no trec_eval layout (compare, metrics).
 NON_TREC_FORMATS = tuple(f for f in output.FORMATS if f != "trec")
+TABLE_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")  # what convert and fuse write a run or qrels as
 
 # The ranking conventions, as the registry declares them (flags, metavar, choices, default, help),
 # and the gain rule: a measure option (of nDCG, DCG, CG, ...) that the command line sets for every
@@ -440,6 +441,12 @@ def engine_options(function: Callable) -> Callable:
 
 # ---------------------------------------------------------------------------------------------
 # checks
+
+
+def table_format_from_extension(path: str) -> str:
+    """A run or qrels file's format from its extension; TREC text for any other name."""
+    guessed = output.format_from_extension(path)
+    return guessed if guessed in TABLE_FORMATS else "trec"
 
 
 def pick_format(problems: Problems, fmt: str | None, path: str | None, allowed: tuple[str, ...]) -> str:

@@ -11,6 +11,7 @@ from duckrank import _output as output
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     INPUT_FORMATS,
+    TABLE_FORMATS,
     Problems,
     Progress,
     check_engine,
@@ -21,9 +22,9 @@ from duckrank.cli.common import (
     facade_format,
     handle_errors,
     progress_enabled,
+    table_format_from_extension,
 )
 
-FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
 KINDS = ("run", "qrels")
 
 
@@ -36,7 +37,7 @@ KINDS = ("run", "qrels")
 @click.option("--from", "from_format", metavar="FORMAT",
               help=f"Read IN as {', '.join(INPUT_FORMATS)} instead of detecting it.")
 @click.option("--to", "to_format", metavar="FORMAT",
-              help=f"Write OUT as {', '.join(FORMATS)}. Default: from OUT's extension "
+              help=f"Write OUT as {', '.join(TABLE_FORMATS)}. Default: from OUT's extension "
                    "(.parquet .csv .tsv .jsonl; anything else is TREC text).")
 @column_options
 @click.option("--quiet", is_flag=True, help="No progress indicator on stderr.")
@@ -53,9 +54,9 @@ def convert_command(source, target, kind, from_format, to_format, query_col, doc
     problems = Problems()
     kind = problems.choice("--kind", kind, KINDS)
     from_fmt = problems.choice("--from", from_format, INPUT_FORMATS)
-    to_fmt = problems.choice("--to", to_format, FORMATS)
+    to_fmt = problems.choice("--to", to_format, TABLE_FORMATS)
     if to_format is None:
-        to_fmt = _format_from_extension(target)
+        to_fmt = table_format_from_extension(target)
     if target == "-":
         problems.add("OUT must be a file path")
     else:
@@ -123,8 +124,3 @@ def _read_input(inputs, con, source: str, kind: str | None, fmt: str | None, col
                 f"{source} is neither a run (query_id, doc_id, score) nor qrels (query_id, doc_id, "
                 f"relevance): {clean_message(run_error)}; or pass --kind qrels with --relevance-col"
             ) from None
-
-
-def _format_from_extension(path: str) -> str:
-    guessed = output.format_from_extension(path)
-    return guessed if guessed in FORMATS else "trec"

@@ -10,14 +10,15 @@ import click
 from duckrank import _output as output
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
+    TABLE_FORMATS,
     Problems,
     check_output,
     clean_message,
     column_options,
     facade_format,
     handle_errors,
+    table_format_from_extension,
 )
-from duckrank.cli.convert import FORMATS, _format_from_extension
 from duckrank.registry import FUSION_METHODS, FUSION_NORMS, FUSION_PARAMS
 
 PARAMETERS = sorted({p for method in FUSION_METHODS.values() for p in method.given if p != "weights"})
@@ -43,7 +44,7 @@ PARAMETERS = sorted({p for method in FUSION_METHODS.values() for p in method.giv
 @click.option("-o", "--output", "target", metavar="FILE", required=True,
               help="Write the fused run to FILE (atomically; never over an input).")
 @click.option("--to", "to_format", metavar="FORMAT",
-              help=f"Write FILE as {', '.join(FORMATS)}. Default: from FILE's extension (.parquet .csv .tsv "
+              help=f"Write FILE as {', '.join(TABLE_FORMATS)}. Default: from FILE's extension (.parquet .csv .tsv "
                    ".jsonl; anything else is TREC text).")
 @column_options
 @handle_errors
@@ -73,7 +74,7 @@ def fuse_command(runs, method, norm, weights, params, qrels, optimize, target, t
         problems.add("--optimize scores the trials on judgments: add --qrels FILE")
     if optimize is not None and weights is not None:
         problems.add("--weights and --optimize both set the weights: drop one")
-    to_fmt = problems.choice("--to", to_format, FORMATS) if to_format else _format_from_extension(target)
+    to_fmt = problems.choice("--to", to_format, TABLE_FORMATS) if to_format else table_format_from_extension(target)
     check_output(problems, "fuse", target, [*runs, *([qrels] if qrels else [])], literal)
     if target == "-":
         problems.add("-o must be a file path")

@@ -262,17 +262,20 @@ def _to_spark(node: exp.Expression) -> exp.Expression:
     return node
 
 
+def bottom_up(tree: exp.Expression, rewrite: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+    """`rewrite` applied to every node of `tree` (in place), children first, so a rewritten node's
+    parts are rewritten too (sqlglot's transform skips a replaced node's children)."""
+    for key, value in list(tree.args.items()):
+        if isinstance(value, exp.Expression):
+            tree.set(key, bottom_up(value, rewrite))
+        elif isinstance(value, list):
+            tree.set(key, [bottom_up(v, rewrite) if isinstance(v, exp.Expression) else v for v in value])
+    return rewrite(tree)
+
+
 def to_spark(expression: exp.Expression) -> exp.Expression:
-    """An inlined DuckDB expression or query as its Spark equivalent (still an AST). Bottom up, so
-    a rewritten node's parts are rewritten too (sqlglot's transform skips a replaced node's children)."""
-    def rewrite(node: exp.Expression) -> exp.Expression:
-        for key, value in list(node.args.items()):
-            if isinstance(value, exp.Expression):
-                node.set(key, rewrite(value))
-            elif isinstance(value, list):
-                node.set(key, [rewrite(v) if isinstance(v, exp.Expression) else v for v in value])
-        return _to_spark(node)
-    return rewrite(expression.copy())
+    """An inlined DuckDB expression or query as its Spark equivalent (still an AST)."""
+    return bottom_up(expression.copy(), _to_spark)
 
 
 def spark_sql(expression: exp.Expression, pretty: bool = False) -> str:
