@@ -177,6 +177,21 @@ def _top_k_macro(metric) -> str:
             f"{_quote(metric.doc + (' (one row)' if metric.summary == 'overall' else ' (per query)'))};\n")
 
 
+def _subtopic_macro(metric) -> str:
+    """duckrank.<name>(qrels, run, options..., conventions...) of a diversity measure: qrels with a
+    subtopic column, ranked by duckrank.rank_subtopics (sql/34_diversity_metrics.sql)."""
+    params = [*metric.params, *(c.param for c in CONVENTIONS.values())]
+    value = _value(metric.name)
+    return (f"CREATE OR REPLACE MACRO duckrank.{metric.name}(qrels, run, {_wrap(_signature(params))}) AS TABLE\n"
+            f"{_guard(list(CONVENTIONS), list(metric.options))},\n"
+            f"per_query AS (\n"
+            f"    SELECT q.query_id, {value} AS value\n"
+            f"    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates) q\n"
+            f"    WHERE (SELECT count(fired) FROM guard) = 0)\n"
+            f"SELECT query_id, value FROM per_query WHERE value IS NOT NULL;\n"
+            f"COMMENT ON MACRO TABLE duckrank.{metric.name} IS {_quote(f'{metric.doc} (per query; qrels with a subtopic column)')};\n")
+
+
 def _log_macro(name: str, implementation: str, doc: str, options: tuple[str, ...]) -> str:
     params = [*(OPTIONS[o] for o in options), CONVENTIONS["rel_level"].param]
     call = implementation.format(log="log", **{p.name: p.name for p in params})
@@ -211,6 +226,8 @@ def front_doors() -> str:
             parts.append(_log_macro(measure.name, measure.aggregate, measure.doc, measure.options))
         elif measure.reads == "top_k":
             parts.append(_top_k_macro(measure))
+        elif measure.reads == "subtopics":
+            parts.append(_subtopic_macro(measure))
         elif measure.table_macro:
             columns = [("value", measure.name), *measure.also]
             parts.append(_table_macro(measure.name, f"{measure.doc} (per query)", [m for _, m in columns], columns))

@@ -77,9 +77,9 @@ class Measure:
 
     @property
     def ranked(self) -> bool:
-        """Whether a duckrank.rank_queries pass scores it: not a log measure (it reads a whole log)
-        nor a beyond-accuracy one (it reads the top lists)."""
-        return self.summary != "log" and self.metric.reads != "top_k"
+        """Whether a duckrank.rank_queries pass scores it: not a log measure (it reads a whole log),
+        a beyond-accuracy one (it reads the top lists) nor a diversity one (duckrank.rank_subtopics)."""
+        return self.summary != "log" and self.metric.reads not in ("top_k", "subtopics")
 
     def level(self, rel_level: float) -> float:
         """Its relevance level: its own (P(rel=2)@5), else the convention's `rel_level`."""

@@ -172,6 +172,13 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
           "bias (the minimal-bias estimate of its full-catalog value) or bv (the bias-variance trade-off, "
           "Krichene & Rendle 2020)", choices=("none", "bias", "bv")),
 
+    # The diversity family (sql/34_diversity_metrics.sql), with ndeval's names and defaults
+    Param("alpha", "number", 0.5, "redundancy intolerance of the diversity measures: a doc's gain for a subtopic "
+          "is (1 - alpha)^(docs of that subtopic above it) (ndeval -alpha)", valid="alpha >= 0 AND alpha <= 1",
+          must="be between 0 and 1"),
+    Param("patience", "number", 0.5, "NRBP's patience: rank i weighs patience^(i-1) (ndeval -beta, ir_measures' "
+          "beta)", valid="patience >= 0 AND patience <= 1", must="be between 0 and 1"),
+
     Param("head", "number", 0.2, "the short head: the most popular items that together hold this share of the "
           "training interactions", valid="head >= 0 AND head <= 1", must="be between 0 and 1"),
     Param("similarity", "text", "cooccurrence", "item similarity: cooccurrence (cosine of who trained on them) or "
@@ -290,6 +297,7 @@ class Metric:
     value: str = "number"  # number, or text: a string per query (relstring), with no summary
     per_query: bool = True  # whether per-query rows are reported (trec_eval hides num_q, gm_map)
     reads: str = "judged"  # judged: the judged docs suffice; all: every retrieved doc; log: a log;
+    #   subtopics: the subtopic-ranked relation of duckrank.rank_subtopics (qrels with a subtopic column);
     #   top_k: each query's top k of every retrieved doc: a table macro over {users} (the run ranked
     #   once for all such measures: duckrank.recommended's lists) and the inputs its aggregate names
     #   ({train}, {items}; the empty policy as {empty})
@@ -373,6 +381,9 @@ _RATING = "sql/41_rating_metrics.sql"
 _BEYOND = "sql/42_beyond_accuracy.sql"
 _CWL = "sql/33_cwl_metrics.sql"
 _CWL_GAINS = ("min_rel", "max_rel")
+_DIVERSITY = "sql/34_diversity_metrics.sql"
+# ir_measures' NRBP(beta=) is the patience (duckrank's beta is F's weight of recall)
+_NRBP_NAMES = (("beta", "patience"),)
 
 METRICS: dict[str, Metric] = {m.name: m for m in [
     M("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
@@ -475,6 +486,33 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("compat", "duckrank.compat_of(q, {persistence}, {normalize})", "Compat = the rank-biased overlap (persistence "
       "p) of the ranking with the ideal ranking, / the ideal's own (normalize)", ("persistence", "normalize"),
       ir_measures=(Spelling("Compat", option_names=(("p", "persistence"),)),), oracle="ir_measures", source=_RANK),
+    # the diversity family of ir_measures' pyndeval provider (ndeval), over subtopic qrels
+    M("alpha_ndcg", "duckrank.alpha_ndcg_of(q, {k}, {alpha})", "alpha-nDCG@k = alpha-DCG@k / that of ndeval's greedy "
+      "ideal ranking", ("k", "alpha"), reads="subtopics", ir_measures=(spell("alpha_nDCG"),), cut=True,
+      oracle="pyndeval", source=_DIVERSITY),
+    M("alpha_dcg", "duckrank.alpha_dcg_of(q, {k}, {alpha})", "alpha-DCG@k = sum over i <= k of g(i) / log2(i + 1), "
+      "/ the same sum for k docs relevant to every subtopic (ndeval's collection-independent normalisation)",
+      ("k", "alpha"), reads="subtopics", ir_measures=(spell("alpha_DCG"),), cut=True, oracle="pyndeval",
+      source=_DIVERSITY),
+    M("err_ia", "duckrank.err_ia_of(q, {k})", "ERR-IA@k = sum over i <= k of g(i) / i, / the same sum for k docs "
+      "relevant to every subtopic (alpha 0.5)", ("k",), reads="subtopics", ir_measures=(spell("ERR_IA"),), cut=True,
+      oracle="pyndeval", source=_DIVERSITY),
+    M("nerr_ia", "duckrank.nerr_ia_of(q, {k})", "nERR-IA@k = ERR-IA@k / that of ndeval's greedy ideal ranking",
+      ("k",), reads="subtopics", ir_measures=(spell("nERR_IA"),), cut=True, oracle="pyndeval", source=_DIVERSITY),
+    M("nrbp", "duckrank.nrbp_of(q, {alpha}, {patience})", "NRBP = (1 - (1 - alpha) patience) / S sum over i of g(i) "
+      "patience^(i-1)", ("alpha", "patience"), reads="subtopics",
+      ir_measures=(Spelling("NRBP", option_names=_NRBP_NAMES),), oracle="pyndeval", source=_DIVERSITY),
+    M("nnrbp", "duckrank.nnrbp_of(q, {alpha}, {patience})", "nNRBP = NRBP / that of ndeval's greedy ideal ranking "
+      "(NaN without a relevant subtopic)", ("alpha", "patience"), reads="subtopics",
+      ir_measures=(Spelling("nNRBP", option_names=_NRBP_NAMES),), oracle="pyndeval", source=_DIVERSITY),
+    M("ap_ia", "duckrank.ap_ia_of(q)", "AP-IA = the mean over the subtopics of AP counting that subtopic's relevant "
+      "docs", reads="subtopics", ir_measures=(spell("AP_IA"), spell("MAP_IA")), oracle="pyndeval",
+      source=_DIVERSITY),
+    M("p_ia", "duckrank.p_ia_of(q, {k})", "P-IA@k = the (doc, subtopic) relevances in the top k / (k S)", ("k",),
+      reads="subtopics", ir_measures=(spell("P_IA"),), cut=True, oracle="pyndeval", source=_DIVERSITY),
+    M("subtopic_recall", "duckrank.subtopic_recall_of(q, {k})", "StRecall@k = the subtopics the top k cover / S",
+      ("k",), reads="subtopics", ir_measures=(spell("StRecall"),), aliases=(spell("subtopic_recall"),), cut=True,
+      oracle="pyndeval", source=_DIVERSITY),
     M("auc", "duckrank.auc_of(q)", "AUC of a query's retrieved docs by rank sums, ties averaged (NULL without both "
       "classes; ir_measures' Accuracy)", SAMPLED_OPTIONS, reads="all", ir_measures=(spell("Accuracy"),),
       aliases=(spell("auc"),), oracle="formula", source=_AUC,

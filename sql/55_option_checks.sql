@@ -26,7 +26,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
         graded := true, scaled := true, t := 1.0, phi := 0.9, min_rel := 0, max_rel := 1, persistence := 0.95,
         normalize := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
         retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
-        stand_in := false, sampled := NULL, correction := 'bv', head := 0.2, similarity := 'cooccurrence') AS
+        stand_in := false, sampled := NULL, correction := 'bv', alpha := 0.5, patience := 0.5, head := 0.2,
+        similarity := 'cooccurrence') AS
     nullif(concat_ws(chr(10),
         CASE WHEN NOT coalesce(k IS NULL OR (k >= 1 AND k = floor(k)), false)
              THEN 'k must be a positive integer (or NULL for full depth); got ' || duckrank.show(k) END,
@@ -90,6 +91,10 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'sampled must be a whole number >= 2, the catalog size N (or NULL for full rankings); got ' || duckrank.show(sampled) END,
         CASE WHEN NOT coalesce(correction IN ('none', 'bias', 'bv'), false)
              THEN 'correction must be one of none, bias, bv; got ' || duckrank.show(correction) END,
+        CASE WHEN NOT coalesce(alpha >= 0 AND alpha <= 1, false)
+             THEN 'alpha must be between 0 and 1; got ' || duckrank.show(alpha) END,
+        CASE WHEN NOT coalesce(patience >= 0 AND patience <= 1, false)
+             THEN 'patience must be between 0 and 1; got ' || duckrank.show(patience) END,
         CASE WHEN NOT coalesce(head >= 0 AND head <= 1, false)
              THEN 'head must be between 0 and 1; got ' || duckrank.show(head) END,
         CASE WHEN NOT coalesce(similarity IN ('cooccurrence', 'features'), false)

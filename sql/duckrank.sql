@@ -12,6 +12,7 @@ DROP SCHEMA IF EXISTS duckrank CASCADE;
 .read sql/31_rank_metrics.sql
 .read sql/32_gain_metrics.sql
 .read sql/33_cwl_metrics.sql
+.read sql/34_diversity_metrics.sql
 .read sql/40_auc.sql
 .read sql/41_rating_metrics.sql
 .read sql/42_beyond_accuracy.sql
