@@ -31,7 +31,7 @@ from duckrank._library import (
 from duckrank._sql import literal as sql_text
 from duckrank._sql import quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError, quoted, quoted_path
-from duckrank.inputs import Source, fresh_name, read_items, read_table, stdin_problem
+from duckrank.inputs import SUBTOPIC, Source, fresh_name, read_items, read_table, stdin_problem
 from duckrank.lean import available as lean_available
 from duckrank.lean import pass_sql as lean_pass_sql
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
@@ -291,16 +291,17 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
     plan.run_view, plan.qrels_view = fresh_name("runs"), fresh_name("qrels")
     con.execute(f"CREATE TEMP VIEW {plan.run_view} AS SELECT struct_pack(run := run{fields}, query := query_id) "
                 f"AS query_id, doc_id, score FROM ({union})").fetchall()
+    subtopic = ", q.subtopic" if SUBTOPIC in qrels.columns else ""
     if by:  # a query's judgments go to every (run, segment) the query appears in
         keys = ", ".join(["run", *(f"by_{i}" for i in range(len(by))), "query_id"])
         from_keys = "".join(f", by_{i} := k.by_{i}" for i in range(len(by)))
         con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := k.run{from_keys}, "
-                    f"query := q.query_id) AS query_id, q.doc_id, q.relevance FROM {qrels.view} q "
+                    f"query := q.query_id) AS query_id, q.doc_id, q.relevance{subtopic} FROM {qrels.view} q "
                     f"JOIN (SELECT DISTINCT {keys} FROM ({union})) k ON k.query_id = q.query_id").fetchall()
     else:  # every run is judged on every qrels query, so complete := true still sees missed queries
         values = ", ".join(f"({sql_text(n)})" for n in run_names)
         con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := r.run, query := q.query_id) "
-                    f"AS query_id, q.doc_id, q.relevance FROM {qrels.view} q CROSS JOIN (VALUES {values}) r(run)").fetchall()
+                    f"AS query_id, q.doc_id, q.relevance{subtopic} FROM {qrels.view} q CROSS JOIN (VALUES {values}) r(run)").fetchall()
     return plan
 
 
@@ -339,6 +340,40 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
                        f"{column} FROM g{group}" for i, column in zip(ranking.measures, columns))
     return (f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) "
             f"WHERE value IS NOT NULL OR text IS NOT NULL")
+
+
+def _subtopic_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any]) -> str:
+    """The diversity measures (sql/34_diversity_metrics.sql): one duckrank.rank_subtopics pass per
+    relevance level, complete and unjudged rule, its measures' values unnested into rows."""
+    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
+    empty = sql_literal(conventions["empty"])
+    groups: dict[tuple, list[tuple[int, Measure]]] = {}
+    for index, measure in measures:
+        complete = measure.complete if measure.complete is not None else conventions["complete"]
+        groups.setdefault((measure.level(conventions["rel_level"]), complete,
+                           measure.unjudged or conventions["unjudged"]), []).append((index, measure))
+    selects = []
+    for (rel_level, complete, unjudged), members in groups.items():
+        arguments = ", ".join(sql_literal(value) for value in (
+            rel_level, conventions["ties"], conventions["max_rank"], complete, unjudged, conventions["duplicates"]))
+        indexes = ", ".join(str(index) for index, _ in members)
+        values = ", ".join(measure.metric.per_query_value(measure.aggregate_sql(), "q.num_rel", empty)
+                           for _, measure in members)
+        selects.append(
+            f"SELECT * FROM (SELECT {keys}{plan.query_expression()} AS query_id, unnest([{indexes}]) AS measure_index, "
+            f"unnest([{values}]) AS value, CAST(NULL AS VARCHAR) AS text "
+            f"FROM duckrank.rank_subtopics({sql_text(plan.qrels_view)}, {sql_text(plan.run_view)}, {arguments}) q) "
+            f"WHERE value IS NOT NULL")
+    return " UNION ALL ".join(selects)
+
+
+def _subtopic_problem(measures: list[Measure], qrels: Source, subtopic_col: str | None) -> str:
+    """Why these qrels cannot feed the diversity measures (they have no subtopics)."""
+    named = ", ".join(m.spelling for m in measures)
+    return (f"{named} read each judgment's subtopic, but {qrels.label} has no column "
+            f"{quoted(subtopic_col or SUBTOPIC)}; pass diversity qrels: a table with a subtopic column (name yours "
+            f"with subtopic_col=, --subtopic-col), ir_measures Qrels with the subtopic in iteration, or TREC "
+            f"diversity qrels (query_id subtopic doc_id relevance)")
 
 
 def _value_text(value: str, measure: Measure) -> str:
@@ -754,7 +789,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             run_names: list[str] | None = None,
             by: list[str] | str | None = None, run_format: str | None = None, qrels_format: str | None = None,
             log_format: str | None = None, query_col: str | None = None, doc_col: str | None = None,
-            score_col: str | None = None, relevance_col: str | None = None,
+            score_col: str | None = None, relevance_col: str | None = None, subtopic_col: str | None = None,
             exclude: Any = None, segments: Any = None, count_missing: bool = False,
             con: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
             memory_limit: str | None = None, temp_dir: str | None = None, ties: str | None = None,
@@ -814,7 +849,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     problems = option_problems(con, given, parsed)
     if problems:
         raise OptionError("\n".join(problems))
-    columns = {"query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col}
+    columns = {"query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col,
+               SUBTOPIC: subtopic_col}
+    diverse = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "subtopics"]
     # segment columns come from the run (or log), or all from a segments table joined on the query id
     own_segments = [] if segment_table is not None else segments
     keep_order = conventions["ties"] == "input"  # the only tie rule that reads the run's row order
@@ -825,6 +862,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     if log is not None:
         if qrels is not None or runs is not None:
             raise OptionError("pass either a log, or qrels and runs, not both")
+        if diverse:
+            raise OptionError(f"{', '.join(m.spelling for _, m in diverse)} read subtopic qrels, which a log has "
+                              f"not: pass qrels (with a subtopic column) and runs")
         source = read_table(con, log, "log", fmt=log_format, columns={**columns, "label": label},
                             label_map=label_map, extra=own_segments, literal=literal)
         source = _reshaped(con, source, exclusions, attributes, segments, keep_order)
@@ -835,7 +875,10 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             raise OptionError("pass qrels and at least one run (or a single log=)")
         if not run_list:
             raise OptionError("pass at least one run")
-        qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns, literal=literal)
+        qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns, literal=literal,
+                                  subtopics=bool(diverse))
+        if diverse and SUBTOPIC not in qrels_source.columns:
+            raise InputError(_subtopic_problem([m for _, m in diverse], qrels_source, subtopic_col))
         run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
                        for run in run_list]
         check_id_types(qrels_source, run_sources)
@@ -863,6 +906,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         parts = (_batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1
                  else [_per_query_sql(ranked_plan, parsed, conventions, estimates=estimates,
                                       lean=_lean_case(ranked_plan, parsed, batches))] if ranked else [])
+        if diverse:  # never batched: few queries judge subtopics
+            subtopic_sql = _subtopic_sql(plan, diverse, conventions)
+            parts = [f"{parts[0]} UNION ALL {subtopic_sql}", *parts[1:]] if parts else [subtopic_sql]
         if top_k:  # never batched: coverage is over every query at once
             top_k_sql = _top_k_sql(plan, top_k, conventions, tables, slices)
             parts = [f"{parts[0]} UNION ALL {top_k_sql}", *parts[1:]] if parts else [top_k_sql]
@@ -921,7 +967,9 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     query id, whose by= columns segment the scores (a query it lacks gets a NULL segment); con=,
     threads=, memory_limit=, temp_dir=. The beyond-accuracy measures
     (novelty, diversity, serendipity, catalog_coverage, arp, aplt, aclt) read train= (training
-    interactions: query_id, doc_id), and similarity=features reads items= (doc_id and features). A run
+    interactions: query_id, doc_id), and similarity=features reads items= (doc_id and features). The
+    diversity measures (alpha_nDCG, ERR_IA, NRBP, ...) read each judgment's subtopic: a qrels column
+    subtopic (or subtopic_col=), ir_measures Qrels' iteration, or TREC qrels' second field. A run
     may hold each query's ranking in one LIST column (of doc ids, or of structs with the doc_col and
     score_col fields; rank = list position). A path that exists is read as
     that file even with glob characters in its name, a glob expanded only when none does; literal=True

@@ -42,7 +42,9 @@ STANDARD_COLUMNS = {
 }
 # Which option renames each standard column, for the hint in a missing-column error.
 COLUMN_OPTIONS = {"query_id": "query_col", "doc_id": "doc_col", "score": "score_col",
-                  "relevance": "relevance_col", "label": "label"}
+                  "relevance": "relevance_col", "label": "label", "subtopic": "subtopic_col"}
+# Qrels may carry each judgment's subtopic (diversity qrels), which the diversity measures read.
+SUBTOPIC = "subtopic"
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".parq": "parquet", ".csv": "csv", ".tsv": "tsv",
              ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
@@ -271,7 +273,8 @@ def _remove_quietly(path: str) -> None:
 # files
 
 
-def _read_file(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str, shown: str) -> _Read:
+def _read_file(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str, shown: str,
+               subtopics: bool = False) -> _Read:
     local = os.path.isfile(path) and not _GLOB_CHARACTERS.search(path)  # a literal path comes as a plain link
     compression = _compression(path) if local else None
     if fmt == "parquet":
@@ -286,7 +289,7 @@ def _read_file(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str, s
         return _Read(con.read_csv(path, header=True, sep="\t" if fmt == "tsv" else ",", **options))
     if fmt == "jsonl":
         return _Read(con.read_json(path, format="newline_delimited", **options))
-    trec = _read_trec(con, path, fmt, kind, compression, shown)
+    trec = _read_trec(con, path, fmt, kind, compression, shown, subtopics)
     return _Read(trec.relation, name=trec.tag, trec=True)
 
 
@@ -322,6 +325,9 @@ _LAYOUTS = {  # the fields of a line, the numeric one, and the ones kept (in thi
                  ("query_id", "doc_id", "score", "run_id")),
     "trec_qrels": (("query_id", "iteration", "doc_id", "relevance"), "relevance", ("query_id", "doc_id", "relevance")),
 }
+# TREC diversity qrels put the subtopic where ad-hoc qrels have the unused iteration: read as the
+# subtopic when a diversity measure is asked for (ndeval's qrels), never otherwise.
+_SUBTOPIC_FIELD = "iteration"
 _SHAPES = {"trec_run": "at least 6: query_id Q0 doc_id rank score run_id",
            "trec_qrels": "exactly 4: query_id iteration doc_id relevance"}
 # The whole field as strtod reads it: a decimal number; inf, infinity or nan (any case); a C99 hex float.
@@ -364,10 +370,20 @@ class _Trec:
 
 
 def _read_trec(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str, compression: str | None,
-               shown: str) -> _Trec:
-    """TREC text: DuckDB's parallel CSV reader for the common layout, else the line reader."""
-    fast = _read_trec_fast(con, path, fmt, compression)
-    return fast if fast is not None else _read_trec_lines(con, path, fmt, kind, shown)
+               shown: str, subtopics: bool = False) -> _Trec:
+    """TREC text: DuckDB's parallel CSV reader for the common layout, else the line reader. With
+    subtopics, qrels keep their second field as the subtopic column."""
+    subtopics = subtopics and fmt == "trec_qrels"
+    fast = _read_trec_fast(con, path, fmt, compression, subtopics)
+    return fast if fast is not None else _read_trec_lines(con, path, fmt, kind, shown, subtopics)
+
+
+def _kept_columns(kept: tuple[str, ...], subtopics: bool) -> str:
+    """The SELECT list of a TREC file's kept fields (with the subtopic, when asked for)."""
+    columns = [quote_identifier(n) for n in kept]
+    if subtopics:
+        columns.append(f"{quote_identifier(_SUBTOPIC_FIELD)} AS {SUBTOPIC}")
+    return ", ".join(columns)
 
 
 def _first_data_line(head: bytes) -> bytes:
@@ -402,7 +418,7 @@ def _plain_bytes(path: str, sep: str) -> bool:
 
 
 def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
-                    compression: str | None = None) -> _Trec | None:
+                    compression: str | None = None, subtopics: bool = False) -> _Trec | None:
     """The file in a TEMP TABLE written by DuckDB's parallel CSV reader, or None if any line is
     not the common layout, so that the caller falls back to the line reader (whose message names
     the bad line). Nothing is returned before the whole file has been read and checked.
@@ -437,7 +453,8 @@ def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
     valid = " AND ".join([number_read, *checks])
     # error() fails the whole read on the first bad row: a table that exists is valid throughout.
     selected = ", ".join(f"CASE WHEN {valid} THEN duckrank_number ELSE error('not the common TREC layout') END "
-                         f"AS {raw}" if n == value else quote_identifier(n) for n in kept)
+                         f"AS {raw}" if n == value else quote_identifier(n)
+                         for n in (*kept, *((_SUBTOPIC_FIELD,) if subtopics else ())))
     # a compressed run has no tail to read its last tag from: it keeps its line order instead
     ordered = compression is not None and fmt == "trec_run"
     columns = ", ".join(f"{sql_text(n)}: 'VARCHAR'" for n in names)
@@ -462,7 +479,7 @@ def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
             tag = found[0][0] if found else None
         else:
             tag = _last_tag(path)
-    return _Trec(con.sql(f"SELECT {', '.join(quote_identifier(n) for n in kept)} FROM {table}"), tag)
+    return _Trec(con.sql(f"SELECT {_kept_columns(kept, subtopics)} FROM {table}"), tag)
 
 
 def _last_tag(path: str) -> str | None:
@@ -540,7 +557,7 @@ def _line_around(data: bytes, offset: int) -> bytes:
 
 
 def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str,
-                     shown: str | None = None) -> _Trec:
+                     shown: str | None = None, subtopics: bool = False) -> _Trec:
     """TREC text as trec_eval reads it, line by line (Arrow's vectorised string kernels split the
     lines and fields), or an InputError naming the file, the line and what is wrong with it (a score
     atof reads as inf or nan among those: duckrank scores finite numbers only)."""
@@ -551,7 +568,8 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
     staging, mapping = fresh_name("trec_lines"), fresh_name("trec_hex")
     piece = _piece_size(con)
     con.execute(f"CREATE TEMP TABLE {staging} (duckrank_file INTEGER, duckrank_line BIGINT, query_id VARCHAR, "
-                f"doc_id VARCHAR, duckrank_text VARCHAR{', run_id VARCHAR' if run else ''})").fetchall()
+                f"doc_id VARCHAR, duckrank_text VARCHAR{', run_id VARCHAR' if run else ''}"
+                f"{f', {_SUBTOPIC_FIELD} VARCHAR' if subtopics else ''})").fetchall()
     try:
         for index, file in enumerate(files):
             name = shown if shown is not None and len(files) == 1 else quoted_path(file)
@@ -561,7 +579,7 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
                     raise InputError(
                         f"{kind} file {name} starts with a UTF-8 byte-order mark, which trec_eval reads as part "
                         f"of the first query id ('\\ufeff' + the id); remove it (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//')")
-                rows, after_comment = _parse_chunk(chunk, fmt, kind, name, line, after_comment)
+                rows, after_comment = _parse_chunk(chunk, fmt, kind, name, line, after_comment, subtopics)
                 if rows.num_rows:
                     view = fresh_name("trec_chunk")
                     con.register(view, rows)
@@ -587,7 +605,7 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
             raise InputError(_value_problem(fmt, kind, name, line, text))
         table = fresh_name("trec")
         con.execute(f"CREATE TEMP TABLE {table} AS SELECT s.query_id, s.doc_id, {number} AS {quote_identifier(value)}"
-                    f"{', s.run_id' if run else ''} FROM {staging} s{join} "
+                    f"{', s.run_id' if run else ''}{f', s.{_SUBTOPIC_FIELD}' if subtopics else ''} FROM {staging} s{join} "
                     f"ORDER BY s.duckrank_file, s.duckrank_line").fetchall()
         tag = None
         if run:
@@ -596,13 +614,14 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
             tag = found[0][0] if found else None
     finally:
         con.execute(f"DROP TABLE IF EXISTS {staging}; DROP TABLE IF EXISTS {mapping}").fetchall()
-    return _Trec(con.sql(f"SELECT {', '.join(quote_identifier(n) for n in kept)} FROM {table}"), tag)
+    return _Trec(con.sql(f"SELECT {_kept_columns(kept, subtopics)} FROM {table}"), tag)
 
 
 def _parse_chunk(chunk: bytes, fmt: str, kind: str, shown: str, first_line: int,
-                 after_comment: bool) -> tuple[Any, bool]:
+                 after_comment: bool, subtopics: bool = False) -> tuple[Any, bool]:
     """One piece of a TREC file as an Arrow table (duckrank_line, query_id, doc_id, duckrank_text
-    [, run_id]) of its judgment or result lines, and whether its last line is a (qrels) comment."""
+    [, run_id] [, iteration]) of its judgment or result lines, and whether its last line is a (qrels)
+    comment."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -654,6 +673,8 @@ def _parse_chunk(chunk: bytes, fmt: str, kind: str, shown: str, first_line: int,
                "duckrank_text": pc.list_element(fields, 4 if fmt == "trec_run" else 3)}
     if fmt == "trec_run":
         columns["run_id"] = pc.list_element(fields, 5)
+    if subtopics:
+        columns[_SUBTOPIC_FIELD] = pc.list_element(fields, 1)
     return pa.table(columns), after_comment
 
 
@@ -744,8 +765,9 @@ class _Read:
 
 
 def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str | None,
-              literal: bool | None = None) -> _Read:
-    """A DuckDB relation over `source`, and its label for messages; `literal` as is_glob takes it."""
+              literal: bool | None = None, subtopics: bool = False) -> _Read:
+    """A DuckDB relation over `source`, and its label for messages; `literal` as is_glob takes it;
+    subtopics: TREC qrels keep their second field as the subtopic."""
     if isinstance(source, (str, os.PathLike)):
         text = str(source)
         stdin = is_stdin(source)
@@ -770,7 +792,7 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
             raise InputError(f"{kind} file {shown} is empty: there is nothing to evaluate")
         chosen = fmt or detect_format(text, kind, shown=shown)
         try:
-            read = _read_file(con, text if is_glob(text, literal) else _literal(text), chosen, kind, shown)
+            read = _read_file(con, text if is_glob(text, literal) else _literal(text), chosen, kind, shown, subtopics)
             read.relation.columns  # noqa: B018 - binding reads the file's schema, surfacing corrupt files here
         except duckdb.Error as error:
             memory = memory_problem(con, error)
@@ -821,24 +843,28 @@ def _first(error: Exception) -> str:
 
 def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: str | None = None,
                columns: dict[str, Any] | None = None, label_map: dict[Any, float] | None = None,
-               extra: list[str] | None = None, literal: bool | None = None) -> Source:
+               extra: list[str] | None = None, literal: bool | None = None, subtopics: bool = False) -> Source:
     """Create a view over `source` with the standard columns of `kind` (run, qrels, log, exclude or
     segments), plus the `extra` columns (segments) as they are. `literal`: how a path with glob
     characters is read (is_glob). A run may come as lists (one row per query, its ranking in a LIST
     column: _long_run) or ranked by a rank column instead of a score. A log's label may be several
-    event columns (columns['label'] a list; _label_expression)."""
+    event columns (columns['label'] a list; _label_expression). subtopics: qrels keep each judgment's
+    subtopic (a column `subtopic`, or columns['subtopic']; TREC qrels' second field) when they have one."""
     bad_grade = next((value for value, grade in (label_map or {}).items()
                       if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade)), None)
     if bad_grade is not None:
         raise OptionError(f"label_map= must give each label a finite number as its grade; got "
                           f"{bad_grade}={quoted(label_map[bad_grade])}")
-    read = _relation(con, source, kind, fmt, literal)
+    read = _relation(con, source, kind, fmt, literal, subtopics and kind == "qrels")
     relation, label = read.relation, read.label
     columns = dict(columns or {})
     labels = columns.get("label")
     labels = [labels] if isinstance(labels, str) else list(labels or [])
     columns["label"] = labels[0] if labels else None
     mapping = {std: columns.get(std) or std for std in STANDARD_COLUMNS[kind]}
+    available = dict(zip(relation.columns, (str(t) for t in relation.types)))
+    if subtopics and kind == "qrels" and (columns.get(SUBTOPIC) or SUBTOPIC in available):
+        mapping[SUBTOPIC] = columns.get(SUBTOPIC) or SUBTOPIC
     inner_view = None
     if kind == "run":
         relation, mapping, inner_view = _long_run(con, relation, label, mapping, score_named=bool(columns.get("score")))
@@ -868,6 +894,8 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
             expression = f"CAST({expression} AS DOUBLE)"
             if std == "score" and given == "rank" and not columns.get("score"):  # rank 1 is the best
                 expression = f"-{expression}"
+        elif std == SUBTOPIC:  # a label, compared as text whatever its type
+            expression = f"CAST({expression} AS VARCHAR)"
         elif column_type.upper().startswith("ENUM"):  # a pandas categorical: its ids are text
             expression, available[given] = f"CAST({expression} AS VARCHAR)", "VARCHAR"
         selected.append(f"{expression} AS {std}")

@@ -7,7 +7,9 @@ What a user migrating from pytrec_eval, ranx or ir_measures holds in a notebook:
     and ScoredDoc(query_id, doc_id, score) namedtuples (any namedtuple with those fields);
   - several runs as a dict {name: run} of any of duckrank's inputs.
 Each becomes a pyarrow Table of the standard columns (query_id, doc_id, then score for a run or
-relevance otherwise), so it is read exactly as the same rows in a DataFrame would be.
+relevance otherwise), so it is read exactly as the same rows in a DataFrame would be. Qrels records
+keep their `iteration` as the column `subtopic` (ir_measures' diversity qrels hold the subtopic
+there), which only the diversity measures read.
 """
 
 from __future__ import annotations
@@ -100,30 +102,34 @@ def _dict_rows(source: Mapping, label: str) -> Iterator[tuple[Any, Any, Any]]:
             yield query_id, doc_id, value
 
 
-def _record_rows(source: Iterable, kind: str, label: str) -> Iterator[tuple[Any, Any, Any]]:
+def _record_rows(source: Iterable, kind: str, label: str) -> Iterator[tuple[Any, Any, Any, Any]]:
     column = _value_column(kind)
     for number, record in enumerate(source, 1):
         if not _is_record(record) or column not in record._fields:
             raise InputError(f"{label}: record {number} is {record!r}; a {kind} as records needs "
                              f"query_id, doc_id and {column} fields (ir_measures' "
                              f"{'ScoredDoc' if kind == 'run' else 'Qrel'})")
-        yield record.query_id, record.doc_id, getattr(record, column)
+        yield record.query_id, record.doc_id, getattr(record, column), getattr(record, "iteration", None)
 
 
-def _table(rows: Iterable[tuple[Any, Any, Any]], kind: str, label: str) -> Any:
+def _table(rows: Iterable[tuple[Any, ...]], kind: str, label: str) -> Any:
     import pyarrow as pa
 
     column = _value_column(kind)
-    query_ids, doc_ids, values = [], [], []
-    for query_id, doc_id, value in rows:
+    query_ids, doc_ids, values, subtopics = [], [], [], []
+    for query_id, doc_id, value, *subtopic in rows:
+        subtopics.append(subtopic[0] if subtopic else None)
         if not _is_number(value) or (isinstance(value, float) and math.isnan(value)):
             raise InputError(f"{label}: query_id {quoted(query_id)}, doc_id {quoted(doc_id)} has {column} "
                              f"{value!r}; a {column} must be a number")
         query_ids.append(query_id)
         doc_ids.append(doc_id)
         values.append(value)
-    return pa.table({"query_id": _ids(query_ids, "query_id", label), "doc_id": _ids(doc_ids, "doc_id", label),
-                     column: pa.array(values, pa.float64())})
+    columns = {"query_id": _ids(query_ids, "query_id", label), "doc_id": _ids(doc_ids, "doc_id", label),
+               column: pa.array(values, pa.float64())}
+    if kind == "qrels" and any(subtopic is not None for subtopic in subtopics):
+        columns["subtopic"] = pa.array([None if s is None else str(s) for s in subtopics], pa.string())
+    return pa.table(columns)
 
 
 def _ids(values: list[Any], column: str, label: str) -> Any:
