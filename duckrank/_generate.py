@@ -182,11 +182,12 @@ def _subtopic_macro(metric) -> str:
     subtopic column, ranked by duckrank.rank_subtopics (sql/34_diversity_metrics.sql)."""
     params = [*metric.params, *(c.param for c in CONVENTIONS.values())]
     value = _value(metric.name)
+    alpha = "alpha" if "alpha" in metric.options else OPTIONS["alpha"].default_sql
     return (f"CREATE OR REPLACE MACRO duckrank.{metric.name}(qrels, run, {_wrap(_signature(params))}) AS TABLE\n"
             f"{_guard(list(CONVENTIONS), list(metric.options))},\n"
             f"per_query AS (\n"
             f"    SELECT q.query_id, {value} AS value\n"
-            f"    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates) q\n"
+            f"    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates, {alpha}) q\n"
             f"    WHERE (SELECT count(fired) FROM guard) = 0)\n"
             f"SELECT query_id, value FROM per_query WHERE value IS NOT NULL;\n"
             f"COMMENT ON MACRO TABLE duckrank.{metric.name} IS {_quote(f'{metric.doc} (per query; qrels with a subtopic column)')};\n")

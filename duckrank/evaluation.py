@@ -37,7 +37,8 @@ from duckrank.lean import pass_sql as lean_pass_sql
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.peer_inputs import runs_and_names
 from duckrank.plan import RankingPass, ranking_passes, reads_top_lists
-from duckrank.registry import CONVENTIONS, EMPTY_GAIN_MAP, METRICS, OPTIONS
+from duckrank.registry import (CONVENTIONS, EMPTY_GAIN_MAP, METRICS, OPTIONS, SUBTOPIC_OPTIONS, SUBTOPIC_TIES,
+                               SUBTOPIC_UNJUDGED)
 
 # Means are summed in query order (not by DuckDB's parallel avg), so a summary is the same bits on
 # every run and thread count. Counters are integers: their sums are exact in any order.
@@ -344,18 +345,20 @@ def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, A
 
 def _subtopic_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any]) -> str:
     """The diversity measures (sql/34_diversity_metrics.sql): one duckrank.rank_subtopics pass per
-    relevance level, complete and unjudged rule, its measures' values unnested into rows."""
+    relevance level, complete and unjudged rule and alpha, its measures' values unnested into rows."""
     keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
     empty = sql_literal(conventions["empty"])
     groups: dict[tuple, list[tuple[int, Measure]]] = {}
     for index, measure in measures:
         complete = measure.complete if measure.complete is not None else conventions["complete"]
-        groups.setdefault((measure.level(conventions["rel_level"]), complete,
-                           measure.unjudged or conventions["unjudged"]), []).append((index, measure))
+        groups.setdefault((measure.level(conventions["rel_level"]), complete, measure.unjudged or conventions["unjudged"],
+                           *(measure.params.get(name, OPTIONS[name].default) for name in SUBTOPIC_OPTIONS)),
+                          []).append((index, measure))
     selects = []
-    for (rel_level, complete, unjudged), members in groups.items():
+    for (rel_level, complete, unjudged, *options), members in groups.items():
         arguments = ", ".join(sql_literal(value) for value in (
-            rel_level, conventions["ties"], conventions["max_rank"], complete, unjudged, conventions["duplicates"]))
+            rel_level, conventions["ties"], conventions["max_rank"], complete, unjudged, conventions["duplicates"],
+            *options))
         indexes = ", ".join(str(index) for index, _ in members)
         values = ", ".join(measure.metric.per_query_value(measure.aggregate_sql(), "q.num_rel", empty)
                            for _, measure in members)
@@ -365,6 +368,20 @@ def _subtopic_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: 
             f"FROM duckrank.rank_subtopics({sql_text(plan.qrels_view)}, {sql_text(plan.run_view)}, {arguments}) q) "
             f"WHERE value IS NOT NULL")
     return " UNION ALL ".join(selects)
+
+
+def _subtopic_convention_problems(measures: list[Measure], conventions: dict[str, Any]) -> list[str]:
+    """The conventions the diversity measures cannot follow: ndeval ranks by score and doc id, and an
+    unjudged doc is relevant to no subtopic (or skipped)."""
+    problems = []
+    if conventions["ties"] not in SUBTOPIC_TIES:
+        problems.append(f"the diversity measures rank by score, ties by doc id: ties must be "
+                        f"{' or '.join(SUBTOPIC_TIES)}; got {quoted(conventions['ties'])}")
+    unjudged = sorted({m.unjudged or conventions["unjudged"] for m in measures} - set(SUBTOPIC_UNJUDGED))
+    if unjudged:
+        problems.append(f"the diversity measures read unjudged docs as relevant to no subtopic or skip them: unjudged "
+                        f"must be {' or '.join(SUBTOPIC_UNJUDGED)}; got {quoted(unjudged[0])}")
+    return problems
 
 
 def _subtopic_problem(measures: list[Measure], qrels: Source, subtopic_col: str | None) -> str:
@@ -852,6 +869,10 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     columns = {"query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col,
                SUBTOPIC: subtopic_col}
     diverse = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "subtopics"]
+    if diverse:  # what duckrank.rank_subtopics also refuses, said before any input is read
+        problems = _subtopic_convention_problems([m for _, m in diverse], conventions)
+        if problems:
+            raise OptionError("\n".join(problems))
     # segment columns come from the run (or log), or all from a segments table joined on the query id
     own_segments = [] if segment_table is not None else segments
     keep_order = conventions["ties"] == "input"  # the only tie rule that reads the run's row order

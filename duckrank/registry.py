@@ -175,7 +175,7 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
     # The diversity family (sql/34_diversity_metrics.sql), with ndeval's names and defaults
     Param("alpha", "number", 0.5, "redundancy intolerance of the diversity measures: a doc's gain for a subtopic "
           "is (1 - alpha)^(docs of that subtopic above it) (ndeval -alpha)", valid="alpha >= 0 AND alpha <= 1",
-          must="be between 0 and 1"),
+          must="be between 0 and 1", relation=True),
     Param("patience", "number", 0.5, "NRBP's patience: rank i weighs patience^(i-1) (ndeval -beta, ir_measures' "
           "beta)", valid="patience >= 0 AND patience <= 1", must="be between 0 and 1"),
 
@@ -246,6 +246,12 @@ RANKED_OPTIONS = ("gain", "gain_map", "g_max")
 # duckrank.rank_queries' arguments after (qrels, run), in order.
 RANK_QUERIES_ARGUMENTS = ("rel_level", "ties", "max_rank", "complete", "unjudged", "gain", "gain_map", "g_max",
                           "duplicates", "judged_only")
+# What duckrank.rank_subtopics reads beside the conventions: the diversity measures' alpha, whose
+# gains it computes once for all the measures that share it (ERR-IA's is ndeval's default).
+SUBTOPIC_OPTIONS = ("alpha",)
+# The tie rules and unjudged rules it follows (sql/34_diversity_metrics.sql refuses the others).
+SUBTOPIC_TIES = ("trec", "doc_ascending")
+SUBTOPIC_UNJUDGED = ("nonrelevant", "skip")
 JUDGED_ONLY = Param("judged_only", "boolean", True, "keep only the docs a judged-only measure reads (AUC needs all)",
                     valid="judged_only IS NOT NULL", must="be true or false")
 
@@ -487,10 +493,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       "p) of the ranking with the ideal ranking, / the ideal's own (normalize)", ("persistence", "normalize"),
       ir_measures=(Spelling("Compat", option_names=(("p", "persistence"),)),), oracle="ir_measures", source=_RANK),
     # the diversity family of ir_measures' pyndeval provider (ndeval), over subtopic qrels
-    M("alpha_ndcg", "duckrank.alpha_ndcg_of(q, {k}, {alpha})", "alpha-nDCG@k = alpha-DCG@k / that of ndeval's greedy "
+    M("alpha_ndcg", "duckrank.alpha_ndcg_of(q, {k})", "alpha-nDCG@k = alpha-DCG@k / that of ndeval's greedy "
       "ideal ranking", ("k", "alpha"), reads="subtopics", ir_measures=(spell("alpha_nDCG"),), cut=True,
       oracle="pyndeval", source=_DIVERSITY),
-    M("alpha_dcg", "duckrank.alpha_dcg_of(q, {k}, {alpha})", "alpha-DCG@k = sum over i <= k of g(i) / log2(i + 1), "
+    M("alpha_dcg", "duckrank.alpha_dcg_of(q, {k})", "alpha-DCG@k = sum over i <= k of g(i) / log2(i + 1), "
       "/ the same sum for k docs relevant to every subtopic (ndeval's collection-independent normalisation)",
       ("k", "alpha"), reads="subtopics", ir_measures=(spell("alpha_DCG"),), cut=True, oracle="pyndeval",
       source=_DIVERSITY),
@@ -499,10 +505,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       oracle="pyndeval", source=_DIVERSITY),
     M("nerr_ia", "duckrank.nerr_ia_of(q, {k})", "nERR-IA@k = ERR-IA@k / that of ndeval's greedy ideal ranking",
       ("k",), reads="subtopics", ir_measures=(spell("nERR_IA"),), cut=True, oracle="pyndeval", source=_DIVERSITY),
-    M("nrbp", "duckrank.nrbp_of(q, {alpha}, {patience})", "NRBP = (1 - (1 - alpha) patience) / S sum over i of g(i) "
+    M("nrbp", "duckrank.nrbp_of(q, {patience})", "NRBP = (1 - (1 - alpha) patience) / S sum over i of g(i) "
       "patience^(i-1)", ("alpha", "patience"), reads="subtopics",
       ir_measures=(Spelling("NRBP", option_names=_NRBP_NAMES),), oracle="pyndeval", source=_DIVERSITY),
-    M("nnrbp", "duckrank.nnrbp_of(q, {alpha}, {patience})", "nNRBP = NRBP / that of ndeval's greedy ideal ranking "
+    M("nnrbp", "duckrank.nnrbp_of(q, {patience})", "nNRBP = NRBP / that of ndeval's greedy ideal ranking "
       "(NaN without a relevant subtopic)", ("alpha", "patience"), reads="subtopics",
       ir_measures=(Spelling("nNRBP", option_names=_NRBP_NAMES),), oracle="pyndeval", source=_DIVERSITY),
     M("ap_ia", "duckrank.ap_ia_of(q)", "AP-IA = the mean over the subtopics of AP counting that subtopic's relevant "

@@ -17,10 +17,35 @@
 -- The ad-hoc measures never read this file's relation: duckrank.rank_subtopics is a pass of its own,
 -- run only when a diversity measure is asked for.
 
+-- The gains g(i) of the docs of a ranking (as {rank, topics}, rank order), as {rank, gain}: a
+-- subtopic's weight is (1 - alpha)^(the docs above relevant to it), as ndeval multiplies it down.
+CREATE OR REPLACE MACRO duckrank.novelty_gains(docs, alpha) AS
+    list_transform(docs, lambda d, p: {'rank': d.rank, 'gain': list_sum(list_transform(d.topics, lambda t:
+        power(1 - alpha, len(list_filter(docs[1:p - 1], lambda above: list_contains(above.topics, t)))))) + 0.0});
+COMMENT ON MACRO duckrank.novelty_gains IS 'g(i) = sum over the doc''s subtopics of (1 - alpha)^(docs of that subtopic above it), as {rank, gain}';
+
+-- The gains of ndeval's greedy ideal ranking of the candidates (each a doc's topics, doc id
+-- descending), as {rank, gain}: at each rank the candidate of highest gain, the first of equals. A
+-- fold whose every element is the state (weights, what is left, the gains so far), so that the
+-- state and the elements have one type, as list_reduce needs on every DuckDB.
+CREATE OR REPLACE MACRO duckrank.ideal_novelty_gains(candidates, subtopic_count, alpha) AS
+    list_reduce(list_transform(range(len(candidates) + 1), lambda step: {
+            'weights': list_transform(range(subtopic_count), lambda j: CAST(1 AS DOUBLE)),
+            'left': candidates, 'gains': CAST([] AS STRUCT(rank BIGINT, gain DOUBLE)[])}),
+        lambda s, unused: list_transform(
+            [list_transform(s.left, lambda c: list_sum(list_transform(c, lambda t: s.weights[t])))],
+            lambda scores: list_transform([list_position(scores, list_max(scores))], lambda best: {
+                'weights': list_transform(s.weights, lambda w, j: CASE WHEN list_contains(s.left[best], j)
+                                                                       THEN w * (1 - alpha) ELSE w END),
+                'left': list_filter(s.left, lambda c, i: i <> best),
+                'gains': list_append(s.gains, {'rank': len(s.gains) + 1, 'gain': scores[best]})})[1])[1]).gains;
+COMMENT ON MACRO duckrank.ideal_novelty_gains IS 'the gains of ndeval''s greedy ideal ranking, as {rank, gain}';
+
 -- One row per scored query: the retrieved docs relevant to a subtopic, in rank order, as {rank,
 -- topics} (topics: the 1-based numbers of its subtopics); num_ret; subtopic_count (S); num_rel (docs
--- relevant to some subtopic); relevant_per_topic (docs relevant to each subtopic, by number); ideal
--- (the topics of each relevant judged doc, doc id descending: the greedy ideal's tie order).
+-- relevant to some subtopic); relevant_per_topic (docs relevant to each subtopic, by number); alpha;
+-- gains (g(i) of those docs, as {rank, gain}) and ideal_gains (those of ndeval's greedy ideal
+-- ranking), computed once here for every measure of this alpha.
 -- Ranking: score descending, ties by doc id descending (ties := 'trec') or ascending
 -- (ties := 'doc_ascending', ndeval's order as pyndeval sorts a run). unjudged := 'skip' drops the
 -- docs the query has no judgment of before ranking (ir_measures' judged_only); max_rank keeps each
@@ -28,7 +53,7 @@
 -- score. A subtopic judgment given twice counts once, at its highest grade. Queries: those in both,
 -- or every qrels query with complete := true.
 CREATE OR REPLACE MACRO duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged,
-        duplicates) AS TABLE
+        duplicates, alpha) AS TABLE
 WITH
 judgments AS NOT MATERIALIZED (
     SELECT query_id, doc_id, CAST(subtopic AS VARCHAR) AS subtopic, CAST(relevance AS DOUBLE) AS grade
@@ -95,35 +120,15 @@ problems AS (
 guard AS (
     SELECT duckrank.raise_problems(string_agg(problem, chr(10))) AS fired FROM problems
 )
+-- the ideal candidates: each relevant judged doc's topics, doc id descending (the greedy's tie order)
 SELECT s.query_id, coalesce(r.docs, []) AS docs, coalesce(r.num_ret, 0) AS num_ret, s.subtopic_count, s.num_rel,
-       s.relevant_per_topic, s.ideal
+       s.relevant_per_topic, CAST(alpha AS DOUBLE) AS alpha,
+       duckrank.novelty_gains(coalesce(r.docs, []), alpha) AS gains,
+       duckrank.ideal_novelty_gains(s.ideal, s.subtopic_count, alpha) AS ideal_gains
 FROM query_stats s
 LEFT JOIN ranked_docs r ON r.query_id = s.query_id
 WHERE (complete OR r.query_id IS NOT NULL) AND (SELECT count(fired) FROM guard) = 0;
-COMMENT ON MACRO TABLE duckrank.rank_subtopics IS 'the subtopic-ranked relation the diversity measures read: one row per query with its relevant retrieved docs as {rank, topics}, S, the docs per subtopic and the ideal candidates';
-
--- The gains g(i) of the docs of a ranking (as {rank, topics}, rank order), as {rank, gain}: each
--- subtopic's weight starts at 1 and is multiplied by 1 - alpha at each doc relevant to it, as ndeval does.
-CREATE OR REPLACE MACRO duckrank.novelty_gains(docs, subtopic_count, alpha) AS
-    list_reduce(docs, lambda s, d: {
-        'weights': list_transform(s.weights, lambda w, j: CASE WHEN list_contains(d.topics, j) THEN w * (1 - alpha) ELSE w END),
-        'gains': list_append(s.gains, {'rank': d.rank, 'gain': list_sum(list_transform(d.topics, lambda t: s.weights[t]))})},
-        {'weights': list_transform(range(subtopic_count), lambda j: CAST(1 AS DOUBLE)),
-         'gains': CAST([] AS STRUCT(rank BIGINT, gain DOUBLE)[])}).gains;
-COMMENT ON MACRO duckrank.novelty_gains IS 'g(i) = sum over the doc''s subtopics of (1 - alpha)^(docs of that subtopic above it), as {rank, gain}';
-
--- The gains of ndeval's greedy ideal ranking of the candidates (each a doc's topics, doc id
--- descending), as {rank, gain}: at each rank the candidate of highest gain, the first of equals.
-CREATE OR REPLACE MACRO duckrank.ideal_novelty_gains(candidates, subtopic_count, alpha) AS
-    list_reduce(range(len(candidates)), lambda s, step: list_transform(
-        [list_transform(s.left, lambda c: list_sum(list_transform(c, lambda t: s.weights[t])))],
-        lambda scores: list_transform([list_position(scores, list_max(scores))], lambda best: {
-            'weights': list_transform(s.weights, lambda w, j: CASE WHEN list_contains(s.left[best], j) THEN w * (1 - alpha) ELSE w END),
-            'left': list_filter(s.left, lambda c, i: i <> best),
-            'gains': list_append(s.gains, {'rank': step + 1, 'gain': scores[best]})})[1])[1],
-        {'weights': list_transform(range(subtopic_count), lambda j: CAST(1 AS DOUBLE)),
-         'left': candidates, 'gains': CAST([] AS STRUCT(rank BIGINT, gain DOUBLE)[])}).gains;
-COMMENT ON MACRO duckrank.ideal_novelty_gains IS 'the gains of ndeval''s greedy ideal ranking, as {rank, gain}';
+COMMENT ON MACRO TABLE duckrank.rank_subtopics IS 'the subtopic-ranked relation the diversity measures read: one row per query with its relevant retrieved docs as {rank, topics}, S, the docs per subtopic, and the novelty gains of the run and of the greedy ideal ranking for one alpha';
 
 -- sum over ranks i <= k of g(i) / log2(i + 1) (discount = 'log2') or g(i) / i ('reciprocal').
 CREATE OR REPLACE MACRO duckrank.discounted_novelty(gains, k, discount) AS
@@ -144,24 +149,24 @@ COMMENT ON MACRO duckrank.diversity_depth IS 'k, or the number retrieved when k 
 
 -- alpha-DCG@k (ndeval alpha-DCG: collection-independent normalisation) and alpha-nDCG@k (over the
 -- greedy ideal's alpha-DCG@k); with discount = 'reciprocal', ERR-IA@k and nERR-IA@k.
-CREATE OR REPLACE MACRO duckrank.novelty_dcg_of(q, k, alpha, discount, normalized) AS
+CREATE OR REPLACE MACRO duckrank.novelty_dcg_of(q, k, discount, normalized) AS
     list_transform([duckrank.diversity_depth(q, k)], lambda depth:
         CASE WHEN q.subtopic_count = 0 OR depth = 0 THEN 0.0
-             WHEN normalized THEN duckrank.discounted_novelty(duckrank.novelty_gains(q.docs, q.subtopic_count, alpha), depth, discount)
-                  / duckrank.discounted_novelty(duckrank.ideal_novelty_gains(q.ideal, q.subtopic_count, alpha), depth, discount)
-             ELSE duckrank.discounted_novelty(duckrank.novelty_gains(q.docs, q.subtopic_count, alpha), depth, discount)
-                  / duckrank.ideal_ideal(q.subtopic_count, alpha, depth, discount) END)[1];
+             ELSE duckrank.discounted_novelty(q.gains, depth, discount)
+                  / CASE WHEN normalized THEN duckrank.discounted_novelty(q.ideal_gains, depth, discount)
+                         ELSE duckrank.ideal_ideal(q.subtopic_count, q.alpha, depth, discount) END END)[1];
 COMMENT ON MACRO duckrank.novelty_dcg_of IS 'alpha-DCG / alpha-nDCG (discount log2) or ERR-IA / nERR-IA (reciprocal) at k, as ndeval';
 
-CREATE OR REPLACE MACRO duckrank.alpha_dcg_of(q, k, alpha) AS duckrank.novelty_dcg_of(q, k, alpha, 'log2', false);
+-- The alpha of these is the relation's (duckrank.rank_subtopics), which computed the gains.
+CREATE OR REPLACE MACRO duckrank.alpha_dcg_of(q, k) AS duckrank.novelty_dcg_of(q, k, 'log2', false);
 COMMENT ON MACRO duckrank.alpha_dcg_of IS 'alpha-DCG@k = sum_{i<=k} g(i) / log2(i+1), / sum_{i<=k} S (1-alpha)^(i-1) / log2(i+1) (ndeval)';
-CREATE OR REPLACE MACRO duckrank.alpha_ndcg_of(q, k, alpha) AS duckrank.novelty_dcg_of(q, k, alpha, 'log2', true);
+CREATE OR REPLACE MACRO duckrank.alpha_ndcg_of(q, k) AS duckrank.novelty_dcg_of(q, k, 'log2', true);
 COMMENT ON MACRO duckrank.alpha_ndcg_of IS 'alpha-nDCG@k = alpha-DCG@k / that of ndeval''s greedy ideal ranking';
--- ERR-IA's gain is alpha-DCG's with a 1/i discount (ndeval's ERR-IA reads alpha as every subtopic's
--- stopping chance: sum_j sum_i alpha (1 - alpha)^c / i, up to the factor its normaliser cancels).
-CREATE OR REPLACE MACRO duckrank.err_ia_of(q, k) AS duckrank.novelty_dcg_of(q, k, 0.5, 'reciprocal', false);
-COMMENT ON MACRO duckrank.err_ia_of IS 'ERR-IA@k = sum_{i<=k} g(i) / i, / sum_{i<=k} S 0.5^(i-1) / i (ndeval, alpha 0.5)';
-CREATE OR REPLACE MACRO duckrank.nerr_ia_of(q, k) AS duckrank.novelty_dcg_of(q, k, 0.5, 'reciprocal', true);
+-- ERR-IA's gain is alpha-DCG's with a 1/i discount, over a relation of alpha 0.5 (ndeval's ERR-IA
+-- reads alpha as every subtopic's stopping chance; ir_measures gives it ndeval's default).
+CREATE OR REPLACE MACRO duckrank.err_ia_of(q, k) AS duckrank.novelty_dcg_of(q, k, 'reciprocal', false);
+COMMENT ON MACRO duckrank.err_ia_of IS 'ERR-IA@k = sum_{i<=k} g(i) / i, / sum_{i<=k} S (1-alpha)^(i-1) / i (ndeval)';
+CREATE OR REPLACE MACRO duckrank.nerr_ia_of(q, k) AS duckrank.novelty_dcg_of(q, k, 'reciprocal', true);
 COMMENT ON MACRO duckrank.nerr_ia_of IS 'nERR-IA@k = ERR-IA@k / that of ndeval''s greedy ideal ranking';
 
 -- NRBP = (1 - (1 - alpha) patience) / S * sum_i g(i) patience^(i-1) over every retrieved doc.
@@ -170,28 +175,24 @@ CREATE OR REPLACE MACRO duckrank.nrbp_value(gains, subtopic_count, alpha, patien
     * coalesce(list_sum(list_transform(gains, lambda g: g.gain * power(patience, g.rank - 1))), 0.0);
 COMMENT ON MACRO duckrank.nrbp_value IS 'NRBP of a ranking''s gains';
 
-CREATE OR REPLACE MACRO duckrank.nrbp_of(q, alpha, patience) AS
-    CASE WHEN q.subtopic_count = 0 THEN 0.0
-         ELSE duckrank.nrbp_value(duckrank.novelty_gains(q.docs, q.subtopic_count, alpha), q.subtopic_count, alpha, patience) END;
+CREATE OR REPLACE MACRO duckrank.nrbp_of(q, patience) AS
+    CASE WHEN q.subtopic_count = 0 THEN 0.0 ELSE duckrank.nrbp_value(q.gains, q.subtopic_count, q.alpha, patience) END;
 COMMENT ON MACRO duckrank.nrbp_of IS 'NRBP = (1 - (1-alpha) beta) / S sum_i g(i) beta^(i-1) (ndeval)';
 
-CREATE OR REPLACE MACRO duckrank.nnrbp_of(q, alpha, patience) AS
+CREATE OR REPLACE MACRO duckrank.nnrbp_of(q, patience) AS
     CASE WHEN q.subtopic_count = 0 THEN CAST('NaN' AS DOUBLE)
-         ELSE duckrank.nrbp_value(duckrank.novelty_gains(q.docs, q.subtopic_count, alpha), q.subtopic_count, alpha, patience)
-              / duckrank.nrbp_value(duckrank.ideal_novelty_gains(q.ideal, q.subtopic_count, alpha), q.subtopic_count,
-                                    alpha, patience) END;
+         ELSE duckrank.nrbp_value(q.gains, q.subtopic_count, q.alpha, patience)
+              / duckrank.nrbp_value(q.ideal_gains, q.subtopic_count, q.alpha, patience) END;
 COMMENT ON MACRO duckrank.nnrbp_of IS 'nNRBP = NRBP / that of ndeval''s greedy ideal ranking (NaN when S = 0, as ndeval)';
 
 -- MAP-IA: the mean over the subtopics of AP with the subtopic's relevant docs (precision counts only
 -- that subtopic's docs), over every retrieved doc.
 CREATE OR REPLACE MACRO duckrank.ap_ia_of(q) AS
     CASE WHEN q.subtopic_count = 0 THEN 0.0 ELSE
-        list_sum(list_transform(list_reduce(q.docs, lambda s, d: {
-            'counts': list_transform(s.counts, lambda c, j: c + CASE WHEN list_contains(d.topics, j) THEN 1 ELSE 0 END),
-            'sums': list_transform(s.sums, lambda x, j: x + CASE WHEN list_contains(d.topics, j) THEN (s.counts[j] + 1) / d.rank ELSE 0.0 END)},
-            {'counts': list_transform(range(q.subtopic_count), lambda j: CAST(0 AS BIGINT)),
-             'sums': list_transform(range(q.subtopic_count), lambda j: CAST(0 AS DOUBLE))}).sums,
-            lambda x, j: x / q.relevant_per_topic[j])) / q.subtopic_count END;
+        list_sum(list_transform(range(1, q.subtopic_count + 1), lambda t:
+            coalesce(list_sum(list_transform(q.docs, lambda d, p: CASE WHEN list_contains(d.topics, t)
+                THEN len(list_filter(q.docs[1:p], lambda above: list_contains(above.topics, t))) / d.rank
+                ELSE 0.0 END)), 0.0) / q.relevant_per_topic[t])) / q.subtopic_count END;
 COMMENT ON MACRO duckrank.ap_ia_of IS 'MAP-IA = mean over subtopics j of sum_{i: rel_j(i)} P_j@i / R_j (ndeval)';
 
 -- P-IA@k = the (doc, subtopic) relevances in the top k / (k S).

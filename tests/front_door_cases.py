@@ -58,7 +58,7 @@ NUMBER_VALUES: dict[str, float] = {"k": 3, "beta": 2.0, "mult": 0.5, "recall": 0
                                    "threshold": 0.7, "retrieved_relevant": 2.0, "retrieved_nonrelevant": -0.5,
                                    "missed_relevant": -1.0, "missed_nonrelevant": 0.25, "collection_size": 50,
                                    "sampled": 50, "head": 0.5, "t": 2.0, "phi": 0.5, "min_rel": -1, "max_rel": 3,
-                                   "persistence": 0.5}
+                                   "persistence": 0.5, "alpha": 0.3, "patience": 0.9}
 
 
 def option_values(name: str) -> list[Any]:
@@ -205,9 +205,12 @@ def metric_cases(metric: Metric, depth: str) -> list[Case]:
 
 
 # The beyond-accuracy measures read training interactions too: their three doors are compared in
-# tests/test_beyond_accuracy.py, against Microsoft Recommenders.
+# tests/test_beyond_accuracy.py, against Microsoft Recommenders. The diversity measures read subtopic
+# qrels: tests/test_diversity.py compares their three doors with ir_measures (pyndeval).
 BEYOND = [m for m in METRICS.values() if m.reads == "top_k"]
-RANKING = [m for m in METRICS.values() if m.summary != "log" and m.table_macro and m not in BEYOND]
+DIVERSITY = [m for m in METRICS.values() if m.reads == "subtopics"]
+RANKING = [m for m in METRICS.values()
+           if m.summary != "log" and m.table_macro and m not in BEYOND and m not in DIVERSITY]
 SUMMARY_ONLY = [m for m in METRICS.values() if not m.per_query and m not in BEYOND]  # num_q, gm_map, gm_bpref
 LOGGED = [m for m in METRICS.values() if m.summary == "log"]
 GAINED = [m for m in RANKING if "gain" in m.options]

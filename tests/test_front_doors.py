@@ -35,6 +35,7 @@ from front_door_cases import (
     AVERAGE_REFUSALS,
     BEYOND,
     CLI_FLAGS,
+    DIVERSITY,
     Case,
     LOG,
     LOG_CASES,
@@ -393,7 +394,7 @@ def test_log_measures_agree(doors):
 def test_every_metric_option_and_convention_is_covered():
     covered = {case.metric for setting in SETTINGS for case in cases_for(setting)} | {
         case.metric for _, case in LOG_CASES}
-    assert covered | {m.name for m in [*SUMMARY_ONLY, *BEYOND]} == set(METRICS)
+    assert covered | {m.name for m in [*SUMMARY_ONLY, *BEYOND, *DIVERSITY]} == set(METRICS)
     for name in set(OPTIONS) - set(TREC_ONLY_OPTIONS):
         values = option_values(name)
         assert values and OPTIONS[name].default not in values, name

@@ -12,7 +12,7 @@ import pytest
 from duckrank import _generate
 from duckrank._library import FRONT_DOORS, FUSION_DOORS, GENERATED, connect, library_files, sql_dir
 from duckrank.measures import COMMON_OPTIONS, parse_measure
-from duckrank.registry import CONVENTIONS, LOG_MACROS, METRICS, OPTIONS, SAMPLED_OPTIONS
+from duckrank.registry import CONVENTIONS, LOG_MACROS, METRICS, OPTIONS, SAMPLED_OPTIONS, SUBTOPIC_OPTIONS
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -42,12 +42,13 @@ def test_every_aggregate_names_its_options_and_an_existing_macro(con):
         if metric.reads == "top_k":  # its table macro over the top lists and inputs, with the empty policy
             allowed |= {"users", "train", "items", "empty"}
         assert placeholders <= allowed, (metric.name, placeholders - allowed)
-        # every option reaches the SQL: as a placeholder, through duckrank.ranked (gains, g_max), or
-        # through duckrank.sampled_value (a measure with a value at one relevant item's rank)
+        # every option reaches the SQL: as a placeholder, through duckrank.ranked (gains, g_max) or
+        # duckrank.rank_subtopics (alpha), or through duckrank.sampled_value (a measure with a value at
+        # one relevant item's rank)
         sampled = {field for _, field, _, _ in string.Formatter().parse(metric.sampled) if field}
         assert sampled <= set(metric.options), (metric.name, sampled - set(metric.options))
         assert bool(metric.sampled) == (set(SAMPLED_OPTIONS) <= set(metric.options)), metric.name
-        assert set(metric.options) <= placeholders | {"gain", "gain_map", "g_max"} | (
+        assert set(metric.options) <= placeholders | {"gain", "gain_map", "g_max", *SUBTOPIC_OPTIONS} | (
             set(SAMPLED_OPTIONS) if metric.sampled else set()), metric.name
         for macro in re.findall(r"duckrank\.(\w+)\(", metric.sampled):
             assert macro in functions, (metric.name, macro)
@@ -105,7 +106,7 @@ def test_every_table_macro_of_the_library_is_a_registered_measure_or_documented(
         assert f"`{macro}`" in README or f"duckrank.{macro}(" in README, macro
     # the hand-written table macros are the relations the generated ones wrap, compare's (and Tukey's), and the
     # input reshapers (documented in the README's recommender section)
-    assert macros - generated == {"rank_queries", "query_auc_of_log", "gauc_of_log", "global_auc_of_log",
+    assert macros - generated == {"rank_queries", "rank_subtopics", "query_auc_of_log", "gauc_of_log", "global_auc_of_log",
                                   "confusion_of_log", "compare", "p_adjust", "tukey_hsd", "tukey_verdicts", "run_from_lists", "run_excluding", "run_without",
                                   "sampled_estimators",
                                   # beyond accuracy (sql/42_beyond_accuracy.sql): what its table macros read
@@ -126,6 +127,6 @@ def test_defaults_live_once():
             continue
         for name, signature in re.findall(r"CREATE OR REPLACE MACRO duckrank\.(\w+)\(([^)]*)\)", path.read_text()):
             named = set(re.findall(r"(\w+) :=", signature))
-            if name == "compare":  # its correction is of p-values (holm, bh), not a sampled measure's
-                named.discard("correction")
+            if path.name == "50_compare.sql":  # compare's correction is of p-values (holm, bh), not a sampled
+                named -= {"correction", "alpha"}  # measure's; its alpha a significance level, not a diversity one's
             assert not named & (set(OPTIONS) | set(CONVENTIONS)), (path.name, name, named)

@@ -148,8 +148,9 @@ def oracle_input(metric: Metric, qrels, run):
 
 
 # The beyond-accuracy measures read training interactions: tests/test_beyond_accuracy.py holds them to
-# Microsoft Recommenders and to the popularity-bias formulas.
-BEYOND = {name for name, metric in METRICS.items() if metric.reads == "top_k"}
+# Microsoft Recommenders and to the popularity-bias formulas. The diversity measures read subtopic
+# qrels: tests/test_diversity.py holds them to ir_measures' pyndeval provider.
+BEYOND = {name for name, metric in METRICS.items() if metric.reads in ("top_k", "subtopics")}
 
 
 @pytest.mark.parametrize("name", [

@@ -353,7 +353,9 @@ GOLDEN_ELSEWHERE = {"num_q": "test_counts", "gm_map": "test_geometric_mean_is_tr
                     "gm_bpref": "test_geometric_mean_is_trec_gm_map", "gauc": "test_log_metrics_by_hand",
                     "global_auc": "test_log_metrics_by_hand", "relevance_string": "test_relevance_string_by_hand",
                     **dict.fromkeys(("catalog_coverage", "distributional_coverage", "novelty", "diversity",
-                                     "serendipity", "arp", "aplt", "aclt"), "test_beyond_accuracy_by_hand")}
+                                     "serendipity", "arp", "aplt", "aclt"), "test_beyond_accuracy_by_hand"),
+                    **dict.fromkeys(("alpha_ndcg", "alpha_dcg", "err_ia", "nerr_ia", "nrbp", "nnrbp", "ap_ia", "p_ia",
+                                     "subtopic_recall"), "test_diversity_by_hand")}
 
 
 
@@ -794,3 +796,32 @@ def test_bounded_metrics_stay_in_0_1(con, qrels, run, unjudged, ties, judged_onl
                             f"ties := '{ties}', judged_only := {judged_only}) q").fetchall():
         for name, v in zip(BOUNDED, row):
             assert -1e-12 <= v <= 1 + 1e-12, (name, v, unjudged)
+
+
+def test_diversity_by_hand(con):
+    # subtopic qrels: subtopic 1 judges a and b relevant, subtopic 2 b, subtopic 3 only c as 0 (it has
+    # no relevant doc, so it does not count): S = 2. The run ranks a, b, c.
+    con.register("subtopic_qrels", pd.DataFrame([("q", "1", "a", 1), ("q", "1", "b", 1), ("q", "2", "b", 1),
+                                                 ("q", "3", "c", 0)],
+                                                columns=["query_id", "subtopic", "doc_id", "relevance"]))
+    con.register("run", pd.DataFrame([("q", "a", 3.0), ("q", "b", 2.0), ("q", "c", 1.0)],
+                                     columns=["query_id", "doc_id", "score"]))
+    def measure(macro, arguments=""):
+        return con.execute(f"SELECT value FROM duckrank.{macro}('subtopic_qrels', 'run'{arguments})").fetchall()[0][0]
+    # alpha 0.5: g(1) = 1 (a: subtopic 1, new), g(2) = 0.5 + 1 = 1.5 (b: subtopic 1 seen once, 2 new), g(3) = 0.
+    # The greedy ideal: b first (2), then a (0.5).
+    assert measure("alpha_ndcg", ", k := 2") == pytest.approx((1 + 1.5 * D(2)) / (2 + 0.5 * D(2)))
+    # alpha-DCG's normaliser: S (1 - alpha)^(i-1) D(i) summed, 2 + 1 D(2); at k = 1 ndeval divides by nothing
+    assert measure("alpha_dcg", ", k := 2") == pytest.approx((1 + 1.5 * D(2)) / (2 + 1 * D(2)))
+    assert measure("alpha_dcg", ", k := 1") == 1.0
+    # ERR-IA: the discount 1/i; its normaliser 2 / 1 + 1 / 2
+    assert measure("err_ia", ", k := 2") == pytest.approx((1 + 1.5 / 2) / 2.5)
+    assert measure("nerr_ia", ", k := 2") == pytest.approx((1 + 1.5 / 2) / (2 + 0.5 / 2))
+    # NRBP (alpha = beta = 0.5): (1 - 0.5 * 0.5) / 2 * (1 + 1.5 * 0.5); the ideal's: 0.375 * (2 + 0.5 * 0.5)
+    assert measure("nrbp") == pytest.approx(0.375 * 1.75)
+    assert measure("nnrbp") == pytest.approx(1.75 / 2.25)
+    # AP-IA: subtopic 1 has a at 1 and b at 2 (AP 1), subtopic 2 b at 2 (AP 1/2): mean 0.75
+    assert measure("ap_ia") == pytest.approx(0.75)
+    # P-IA@2: (1 + 2) (doc, subtopic) relevances / (2 * 2); StRecall@1: a covers subtopic 1 of 2
+    assert measure("p_ia", ", k := 2") == pytest.approx(0.75)
+    assert measure("subtopic_recall", ", k := 1") == 0.5

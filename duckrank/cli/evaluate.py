@@ -89,6 +89,10 @@ from duckrank.errors import quoted, quoted_path
               help="Item features for similarity=features: doc_id and numeric columns, or one embedding list.")
 @click.option("--run-format", metavar="FORMAT",
               help=f"Read runs (or the --log) as {', '.join(INPUT_FORMATS)} instead of detecting it.")
+@click.option("--subtopic-col", metavar="COL",
+              help="Column holding each judgment's subtopic, which the diversity measures (alpha_nDCG, ERR_IA, "
+                   "NRBP, ...) read (default subtopic; TREC qrels: the second field, read as the subtopic only "
+                   "when a diversity measure is asked for).")
 @click.option("--qrels-format", metavar="FORMAT",
               help=f"Read the qrels as {', '.join(INPUT_FORMATS)} instead of detecting it.")
 @output_options()
@@ -98,14 +102,15 @@ from duckrank.errors import quoted, quoted_path
                    "same numbers, on Parquet files or folders.")
 @handle_errors
 def eval_command(qrels, runs, measures, per_query, no_summary, std, judged_only, conventions, sampled, correction, query_col,
-                 doc_col, score_col, relevance_col, literal, log, labels, label_map, segments, segment_table, exclude,
+                 doc_col, score_col, relevance_col, subtopic_col, literal, log, labels, label_map, segments, segment_table, exclude,
                  train, items, run_format, qrels_format, fmt, output_path, quiet, threads, memory_limit, temp_dir,
                  engine_name):
     """Score one or more runs against QRELS (trec_eval's argument order).
 
     \b
     Inputs are Parquet, CSV/TSV, JSONL or TREC text (run: query Q0 doc rank score
-    run_id; qrels: query iteration doc grade), detected from the file.
+    run_id; qrels: query iteration doc grade), detected from the file. Diversity
+    measures read TREC qrels' second field as the subtopic (query subtopic doc grade).
 
     \b
     Examples:
@@ -202,6 +207,10 @@ def eval_command(qrels, runs, measures, per_query, no_summary, std, judged_only,
         if train is not None or items is not None:
             problems.add("--engine spark does not compute the beyond-accuracy measures (--train, --items); "
                          "use the DuckDB engine for them")
+        diverse = [m.spelling for m in parsed if m.metric.reads == "subtopics"]
+        if diverse:
+            problems.add(f"--engine spark does not compute the diversity measures ({', '.join(diverse)}), which "
+                         f"read subtopic qrels; use the DuckDB engine for them")
 
     from duckrank._library import connect, shared_cursor
     from duckrank.evaluation import compute, option_problems
@@ -227,7 +236,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, std, judged_only,
         train=train, items=items, log=log,
         label=(labels[0] if len(labels) == 1 else list(labels)) if labels else None, label_map=grades,
         by=list(segments) or None, segments=segment_table, exclude=exclude, query_col=query_col, doc_col=doc_col,
-        score_col=score_col, relevance_col=relevance_col, literal=literal, **input_formats, **engine, **conventions,
+        score_col=score_col, relevance_col=relevance_col, subtopic_col=subtopic_col, literal=literal, **input_formats, **engine, **conventions,
         sampled=sampled, correction=correction,
     )
     kwargs = {key: value for key, value in kwargs.items() if value is not None}

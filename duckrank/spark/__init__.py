@@ -62,6 +62,10 @@ def _conventions(options: dict[str, Any], parsed: list) -> tuple[dict[str, Any],
     if sampled:
         raise OptionError(f"the Spark engine does not correct sampled metrics ({', '.join(sampled)}); use the DuckDB "
                           f"engine for them")
+    diverse = [m.spelling for m in parsed if m.metric.reads == "subtopics"]
+    if diverse:
+        raise OptionError(f"{', '.join(diverse)} read subtopic qrels (the diversity family), which the Spark engine "
+                          f"does not compute; use the DuckDB engine for them (--engine duckdb)")
     unknown = sorted(set(options) - set(CONVENTION_OPTIONS) - {"gain_map"})
     if unknown:
         raise OptionError(f"the Spark engine does not take {', '.join(unknown)}; it takes "
