@@ -869,6 +869,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     columns = {"query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col,
                SUBTOPIC: subtopic_col}
     diverse = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "subtopics"]
+    diverse_measures = [m for _, m in diverse]  # their own pass: the ranking passes still render lean
     if diverse:  # what duckrank.rank_subtopics also refuses, said before any input is read
         problems = _subtopic_convention_problems([m for _, m in diverse], conventions)
         if problems:
@@ -926,7 +927,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         estimates = _corrections(con, ranked_plan, parsed, conventions)
         parts = (_batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1
                  else [_per_query_sql(ranked_plan, parsed, conventions, estimates=estimates,
-                                      lean=_lean_case(ranked_plan, parsed, batches))] if ranked else [])
+                                      lean=_lean_case(ranked_plan, [m for m in parsed if m not in diverse_measures],
+                                                      batches))] if ranked else [])
         if diverse:  # never batched: few queries judge subtopics
             subtopic_sql = _subtopic_sql(plan, diverse, conventions)
             parts = [f"{parts[0]} UNION ALL {subtopic_sql}", *parts[1:]] if parts else [subtopic_sql]

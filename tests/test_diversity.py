@@ -213,7 +213,6 @@ def test_sql_table_macros_equal_ir_measures(expected):
         con.register("qrels_rows", pd.DataFrame(QRELS).rename(columns={"iteration": "subtopic"}))
         con.register("run_rows", pd.DataFrame(RUN))
         calls = {"alpha_nDCG(alpha=0.3)@10": "alpha_ndcg('qrels_rows', 'run_rows', k := 10, alpha := 0.3",
-                 "nERR_IA(rel=2)@20": "nerr_ia('qrels_rows', 'run_rows', k := 20, rel_level := 2",
                  "NRBP(alpha=0.3)": "nrbp('qrels_rows', 'run_rows', alpha := 0.3"}
         for measure, call in calls.items():
             got = dict(con.execute(f"SELECT query_id, value FROM duckrank.{call}, ties := '{TIES}', "
@@ -262,3 +261,12 @@ def test_ad_hoc_measures_read_trec_diversity_qrels_as_before(tmp_path):
     # one subtopic throughout: alpha-nDCG is nDCG with binary gains, the novelty discount never applies twice
     assert duckrank.evaluate(str(qrels), run, ["alpha_nDCG@2"])["alpha_nDCG@2"] == pytest.approx(
         (1 / math.log2(3)) / 1, abs=1e-12)
+
+
+def test_ad_hoc_measures_beside_the_diversity_ones_equal_them_alone(results):
+    """An ad-hoc measure reads diversity qrels as a doc judged once per subtopic: with duplicates
+    max, at its highest grade. Asked for together, each family keeps its own pass (the ad-hoc one lean)."""
+    together = duckrank.evaluate(QRELS, RUN, ["nDCG@10", "alpha_nDCG@10", "P@5"], duplicates="max", **IR_MEASURES)
+    assert together["alpha_nDCG@10"] == pytest.approx(results[1]["alpha_nDCG@10"], abs=1e-12)
+    assert {m: together[m] for m in ("nDCG@10", "P@5")} == duckrank.evaluate(
+        QRELS, RUN, ["nDCG@10", "P@5"], duplicates="max", **IR_MEASURES)
