@@ -270,3 +270,13 @@ def test_ad_hoc_measures_beside_the_diversity_ones_equal_them_alone(results):
     assert together["alpha_nDCG@10"] == pytest.approx(results[1]["alpha_nDCG@10"], abs=1e-12)
     assert {m: together[m] for m in ("nDCG@10", "P@5")} == duckrank.evaluate(
         QRELS, RUN, ["nDCG@10", "P@5"], duplicates="max", **IR_MEASURES)
+
+
+def test_trec_qrels_off_the_common_layout_keep_their_subtopics(tmp_path, results):
+    """The line reader (a comment, tabs and runs of spaces take it) keeps the subtopic as the fast one does."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("# query subtopic doc grade\n" + "".join(
+        f"{q.query_id}\t{q.iteration}  {q.doc_id} {q.relevance}\n" for q in QRELS))
+    measures = ["alpha_nDCG@10", "AP_IA"]
+    assert duckrank.evaluate(str(qrels), RUN, measures, **IR_MEASURES) == pytest.approx(
+        {m: results[1][m] for m in measures}, abs=1e-12)
