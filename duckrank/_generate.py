@@ -187,10 +187,12 @@ def _subtopic_macro(metric) -> str:
             f"{_guard(list(CONVENTIONS), list(metric.options))},\n"
             f"per_query AS (\n"
             f"    SELECT q.query_id, {value} AS value\n"
-            f"    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates, {alpha}) q\n"
+            f"    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,\n"
+            f"        {alpha}) q\n"
             f"    WHERE (SELECT count(fired) FROM guard) = 0)\n"
             f"SELECT query_id, value FROM per_query WHERE value IS NOT NULL;\n"
-            f"COMMENT ON MACRO TABLE duckrank.{metric.name} IS {_quote(f'{metric.doc} (per query; qrels with a subtopic column)')};\n")
+            f"COMMENT ON MACRO TABLE duckrank.{metric.name} IS "
+            f"{_quote(f'{metric.doc} (per query; qrels with a subtopic column)')};\n")
 
 
 def _log_macro(name: str, implementation: str, doc: str, options: tuple[str, ...]) -> str:

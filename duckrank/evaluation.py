@@ -351,9 +351,9 @@ def _subtopic_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: 
     groups: dict[tuple, list[tuple[int, Measure]]] = {}
     for index, measure in measures:
         complete = measure.complete if measure.complete is not None else conventions["complete"]
-        groups.setdefault((measure.level(conventions["rel_level"]), complete, measure.unjudged or conventions["unjudged"],
-                           *(measure.params.get(name, OPTIONS[name].default) for name in SUBTOPIC_OPTIONS)),
-                          []).append((index, measure))
+        key = (measure.level(conventions["rel_level"]), complete, measure.unjudged or conventions["unjudged"],
+               *(measure.params.get(name, OPTIONS[name].default) for name in SUBTOPIC_OPTIONS))
+        groups.setdefault(key, []).append((index, measure))
     selects = []
     for (rel_level, complete, unjudged, *options), members in groups.items():
         arguments = ", ".join(sql_literal(value) for value in (
@@ -871,7 +871,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     diverse = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "subtopics"]
     diverse_measures = [m for _, m in diverse]  # their own pass: the ranking passes still render lean
     if diverse:  # what duckrank.rank_subtopics also refuses, said before any input is read
-        problems = _subtopic_convention_problems([m for _, m in diverse], conventions)
+        problems = _subtopic_convention_problems(diverse_measures, conventions)
         if problems:
             raise OptionError("\n".join(problems))
     # segment columns come from the run (or log), or all from a segments table joined on the query id
@@ -885,7 +885,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         if qrels is not None or runs is not None:
             raise OptionError("pass either a log, or qrels and runs, not both")
         if diverse:
-            raise OptionError(f"{', '.join(m.spelling for _, m in diverse)} read subtopic qrels, which a log has "
+            raise OptionError(f"{', '.join(m.spelling for m in diverse_measures)} read subtopic qrels, which a log has "
                               f"not: pass qrels (with a subtopic column) and runs")
         source = read_table(con, log, "log", fmt=log_format, columns={**columns, "label": label},
                             label_map=label_map, extra=own_segments, literal=literal)
@@ -900,7 +900,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns, literal=literal,
                                   subtopics=bool(diverse))
         if diverse and SUBTOPIC not in qrels_source.columns:
-            raise InputError(_subtopic_problem([m for _, m in diverse], qrels_source, subtopic_col))
+            raise InputError(_subtopic_problem(diverse_measures, qrels_source, subtopic_col))
         run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
                        for run in run_list]
         check_id_types(qrels_source, run_sources)

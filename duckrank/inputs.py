@@ -40,11 +40,11 @@ STANDARD_COLUMNS = {
     "train": ("query_id", "doc_id"),
     "items": ("doc_id",),
 }
-# Which option renames each standard column, for the hint in a missing-column error.
-COLUMN_OPTIONS = {"query_id": "query_col", "doc_id": "doc_col", "score": "score_col",
-                  "relevance": "relevance_col", "label": "label", "subtopic": "subtopic_col"}
 # Qrels may carry each judgment's subtopic (diversity qrels), which the diversity measures read.
 SUBTOPIC = "subtopic"
+# Which option renames each standard column, for the hint in a missing-column error.
+COLUMN_OPTIONS = {"query_id": "query_col", "doc_id": "doc_col", "score": "score_col",
+                  "relevance": "relevance_col", "label": "label", SUBTOPIC: "subtopic_col"}
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".parq": "parquet", ".csv": "csv", ".tsv": "tsv",
              ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",

@@ -18,10 +18,11 @@
 -- run only when a diversity measure is asked for.
 
 -- The gains g(i) of the docs of a ranking (as {rank, topics}, rank order), as {rank, gain}: a
--- subtopic's weight is (1 - alpha)^(the docs above relevant to it), as ndeval multiplies it down.
+-- subtopic's weight is (1 - alpha)^(the docs above relevant to it); ndeval multiplies it down doc by
+-- doc, which agrees to rounding.
 CREATE OR REPLACE MACRO duckrank.novelty_gains(docs, alpha) AS
     list_transform(docs, lambda d, p: {'rank': d.rank, 'gain': list_sum(list_transform(d.topics, lambda t:
-        power(1 - alpha, len(list_filter(docs[1:p - 1], lambda above: list_contains(above.topics, t)))))) + 0.0});
+        power(1 - alpha, len(list_filter(docs[1:p - 1], lambda above: list_contains(above.topics, t))))))});
 COMMENT ON MACRO duckrank.novelty_gains IS 'g(i) = sum over the doc''s subtopics of (1 - alpha)^(docs of that subtopic above it), as {rank, gain}';
 
 -- The gains of ndeval's greedy ideal ranking of the candidates (each a doc's topics, doc id
@@ -73,8 +74,8 @@ judged_docs AS MATERIALIZED (
     GROUP BY j.query_id, j.doc_id
 ),
 query_stats AS (
-    SELECT d.query_id, coalesce(s.subtopic_count, 0) AS subtopic_count, coalesce(s.relevant_per_topic, []) AS relevant_per_topic,
-           d.num_rel, d.ideal
+    SELECT d.query_id, coalesce(s.subtopic_count, 0) AS subtopic_count,
+           coalesce(s.relevant_per_topic, []) AS relevant_per_topic, d.num_rel, d.ideal
     FROM (SELECT query_id, count(*) FILTER (WHERE len(topics) > 0) AS num_rel,
                  coalesce(list(topics ORDER BY CAST(doc_id AS VARCHAR) DESC) FILTER (WHERE len(topics) > 0), []) AS ideal
           FROM judged_docs GROUP BY query_id) d
@@ -199,8 +200,8 @@ COMMENT ON MACRO duckrank.ap_ia_of IS 'MAP-IA = mean over subtopics j of sum_{i:
 CREATE OR REPLACE MACRO duckrank.p_ia_of(q, k) AS
     list_transform([duckrank.diversity_depth(q, k)], lambda depth:
         CASE WHEN q.subtopic_count = 0 OR depth = 0 THEN 0.0
-             ELSE coalesce(list_sum(list_transform(list_filter(q.docs, lambda d: d.rank <= depth), lambda d: len(d.topics))), 0)
-                  / (depth * q.subtopic_count) END)[1];
+             ELSE coalesce(list_sum(list_transform(list_filter(q.docs, lambda d: d.rank <= depth),
+                                                   lambda d: len(d.topics))), 0) / (depth * q.subtopic_count) END)[1];
 COMMENT ON MACRO duckrank.p_ia_of IS 'P-IA@k = sum_{i<=k} (subtopics doc i is relevant to) / (k S) (ndeval)';
 
 -- Subtopic recall@k = the subtopics the top k cover / S.

@@ -437,7 +437,8 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.alpha_ndcg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates, alpha) q
+    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
+        alpha) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.alpha_ndcg IS 'alpha-nDCG@k = alpha-DCG@k / that of ndeval''s greedy ideal ranking (per query; qrels with a subtopic column)';
@@ -450,7 +451,8 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.alpha_dcg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates, alpha) q
+    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
+        alpha) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.alpha_dcg IS 'alpha-DCG@k = sum over i <= k of g(i) / log2(i + 1), / the same sum for k docs relevant to every subtopic (ndeval''s collection-independent normalisation) (per query; qrels with a subtopic column)';
@@ -463,7 +465,8 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.err_ia_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates, 0.5) q
+    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
+        0.5) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.err_ia IS 'ERR-IA@k = sum over i <= k of g(i) / i, / the same sum for k docs relevant to every subtopic (alpha 0.5) (per query; qrels with a subtopic column)';
@@ -476,7 +479,8 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr_ia_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates, 0.5) q
+    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
+        0.5) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.nerr_ia IS 'nERR-IA@k = ERR-IA@k / that of ndeval''s greedy ideal ranking (per query; qrels with a subtopic column)';
@@ -489,7 +493,8 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nrbp_of(q, patience), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates, alpha) q
+    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
+        alpha) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.nrbp IS 'NRBP = (1 - (1 - alpha) patience) / S sum over i of g(i) patience^(i-1) (per query; qrels with a subtopic column)';
@@ -502,7 +507,8 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nnrbp_of(q, patience), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates, alpha) q
+    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
+        alpha) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.nnrbp IS 'nNRBP = NRBP / that of ndeval''s greedy ideal ranking (NaN without a relevant subtopic) (per query; qrels with a subtopic column)';
@@ -514,7 +520,8 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.ap_ia_of(q), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates, 0.5) q
+    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
+        0.5) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.ap_ia IS 'AP-IA = the mean over the subtopics of AP counting that subtopic''s relevant docs (per query; qrels with a subtopic column)';
@@ -527,7 +534,8 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.p_ia_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates, 0.5) q
+    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
+        0.5) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.p_ia IS 'P-IA@k = the (doc, subtopic) relevances in the top k / (k S) (per query; qrels with a subtopic column)';
@@ -540,7 +548,8 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.subtopic_recall_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
-    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates, 0.5) q
+    FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
+        0.5) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.subtopic_recall IS 'StRecall@k = the subtopics the top k cover / S (per query; qrels with a subtopic column)';

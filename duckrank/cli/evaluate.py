@@ -102,8 +102,8 @@ from duckrank.errors import quoted, quoted_path
                    "same numbers, on Parquet files or folders.")
 @handle_errors
 def eval_command(qrels, runs, measures, per_query, no_summary, std, judged_only, conventions, sampled, correction, query_col,
-                 doc_col, score_col, relevance_col, subtopic_col, literal, log, labels, label_map, segments, segment_table, exclude,
-                 train, items, run_format, qrels_format, fmt, output_path, quiet, threads, memory_limit, temp_dir,
+                 doc_col, score_col, relevance_col, subtopic_col, literal, log, labels, label_map, segments,
+                 segment_table, exclude, train, items, run_format, qrels_format, fmt, output_path, quiet, threads, memory_limit, temp_dir,
                  engine_name):
     """Score one or more runs against QRELS (trec_eval's argument order).
 
@@ -236,8 +236,8 @@ def eval_command(qrels, runs, measures, per_query, no_summary, std, judged_only,
         train=train, items=items, log=log,
         label=(labels[0] if len(labels) == 1 else list(labels)) if labels else None, label_map=grades,
         by=list(segments) or None, segments=segment_table, exclude=exclude, query_col=query_col, doc_col=doc_col,
-        score_col=score_col, relevance_col=relevance_col, subtopic_col=subtopic_col, literal=literal, **input_formats, **engine, **conventions,
-        sampled=sampled, correction=correction,
+        score_col=score_col, relevance_col=relevance_col, subtopic_col=subtopic_col, literal=literal,
+        **input_formats, **engine, **conventions, sampled=sampled, correction=correction,
     )
     kwargs = {key: value for key, value in kwargs.items() if value is not None}
     try:
