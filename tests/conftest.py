@@ -23,6 +23,19 @@ REPO = Path(__file__).resolve().parent.parent
 TREC_DATA = REPO / "tests" / "data" / "trec_eval"
 
 
+# `pytest -m "not slow"` skips what starts other programs at length: a JVM (the Spark engine), the
+# trec_eval binary, a browser, the duckdb shell over every measure, the README's commands, signals
+# sent to child processes. What is left covers the logic, against the Python oracles, in minutes.
+SLOW_MODULES = {"test_spark", "test_front_doors", "test_trec_eval_binary", "test_hardening_processes", "test_readme"}
+SLOW_FIXTURES = {"spark", "trec_eval"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.module.__name__ in SLOW_MODULES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def con():
     connection = connect()

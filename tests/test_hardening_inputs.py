@@ -113,6 +113,7 @@ def test_the_sql_library_cuts_a_value_where_python_cuts_it(value):
     assert shown == ("NULL" if value is None else quoted(str(value)))
 
 
+@pytest.mark.slow
 def test_a_long_id_is_cut_in_the_spark_engines_message_too():
     """The Spark rendering of duckrank.show: a text's length stays LENGTH, and printf groups the digits."""
     import spark_support

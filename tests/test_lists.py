@@ -504,6 +504,7 @@ def test_a_null_list_is_a_query_with_nothing_retrieved():
                     per_query(qrels, long[long.query_id != emptied], complete=complete))
 
 
+@pytest.mark.slow
 def test_the_spark_engine_refuses_list_runs_and_the_new_options(tmp_path):
     import spark_support
 

@@ -76,6 +76,7 @@ class _Cells(HTMLParser):
             self.inside = False
 
 
+@pytest.mark.slow
 def test_the_page_renders_offline_with_every_figure(built, tmp_path):
     path = built[1]
     page = Path(path).read_text(encoding="utf-8")
