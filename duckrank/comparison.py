@@ -35,6 +35,7 @@ from duckrank.registry import (
     COMPARE_CORRECTIONS,
     COMPARE_DEFAULTS,
     COMPARE_MAX_REPLICATES,
+    COMPARE_MEASURES,
     COMPARE_SEED_RANGE,
     COMPARE_TESTS,
 )
@@ -215,7 +216,7 @@ def resolve_baseline(baseline: Any, runs: list[str]) -> str:
 
 
 @interruptible
-def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, baseline: Any = None,
+def compare(qrels: Any, runs: Any, measures: list[str] | str = COMPARE_MEASURES, *, baseline: Any = None,
             permutations: int = 10_000, bootstrap: int = 10_000, seed: int = 0, confidence: float = 0.95,
             alpha: float = 0.05, correction: str | None = None, test: str = "t", complete: bool = False,
             by: list[str] | str | None = None, run_names: list[str] | None = None,

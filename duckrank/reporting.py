@@ -43,10 +43,16 @@ from duckrank.evaluation import Results, compute, tagged_names
 from duckrank.inputs import fresh_name, read_table
 from duckrank.measures import parse_measures
 from duckrank.peer_inputs import runs_and_names
-from duckrank.registry import COMPARE_CORRECTIONS, COMPARE_DEFAULTS, COMPARE_TESTS, CONVENTIONS, RECALL_LEVELS
+from duckrank.registry import (
+    COMPARE_CORRECTIONS,
+    COMPARE_DEFAULTS,
+    COMPARE_MEASURES,
+    COMPARE_TESTS,
+    CONVENTIONS,
+    RECALL_LEVELS,
+    REPORT_FIGURES,
+)
 
-DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")  # compare's
-KINDS = ("pr", "cutoff", "per-query", "diff", "distribution", "segments")
 # k on a 1-2-3-5 grid (a log axis); points beyond the deepest ranking are dropped.
 CUTOFFS = (1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500, 1000, 2000, 3000, 5000, 10000)
 CURVE_FAMILIES = {"P": "P@{k}", "recall": "recall@{k}", "nDCG": "nDCG@{k}"}
@@ -144,7 +150,7 @@ def _layout(con: duckdb.DuckDBPyConnection, results: Results, spellings: list[st
 
 
 @interruptible
-def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, *, baseline: Any = None,
+def gather(qrels: Any, runs: Any, measures: list[str] | str = COMPARE_MEASURES, *, baseline: Any = None,
            by: list[str] | str | None = None, run_names: list[str] | None = None, command: str = "",
            con: duckdb.DuckDBPyConnection | None = None, statistics: bool = True, **options: Any) -> ReportData:
     """Compute everything the report shows; `options` are compare's settings and compute's.
@@ -329,7 +335,7 @@ class Report:
                 return plots.per_query_differences(data.diffs)
             return plots.differences(data.comparison_rows, data.measures, data.runs, data.baseline,
                                      data.settings["confidence"])
-        raise OptionError(f"figure kind must be one of {', '.join(KINDS)}; got {kind!r}")
+        raise OptionError(f"figure kind must be one of {', '.join(REPORT_FIGURES)}; got {kind!r}")
 
     def html(self) -> str:
         return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -549,7 +555,7 @@ _CSS = """
 
 
 @interruptible
-def report(qrels: Any, runs: Any, path: str | None = None, measures: list[str] | str = DEFAULT_MEASURES, *,
+def report(qrels: Any, runs: Any, path: str | None = None, measures: list[str] | str = COMPARE_MEASURES, *,
            baseline: Any = None, by: list[str] | str | None = None, command: str | None = None,
            **options: Any) -> Report:
     """Compare runs in one self-contained HTML page (written to `path` when given, atomically).
