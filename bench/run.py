@@ -452,16 +452,10 @@ def ranking_targets(workload: str, results: dict, everything: dict, options: dic
 
 def parse_size_mb(text: str) -> float | None:
     """DuckDB's size spelling (4GB = 4e9 bytes, 4GiB = 4 * 2^30) in MiB, the unit of ru_maxrss / 1024."""
-    units = {"KIB": 2 ** 10, "MIB": 2 ** 20, "GIB": 2 ** 30, "TIB": 2 ** 40,
-             "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
-    upper = text.strip().upper().replace(" ", "")
-    for unit, factor in units.items():
-        if upper.endswith(unit):
-            try:
-                return float(upper[: -len(unit)]) * factor / 2 ** 20
-            except ValueError:
-                return None
-    return None
+    from duckrank._library import size_bytes
+
+    size = size_bytes(text)
+    return None if size is None else size / 2 ** 20
 
 
 def small_targets(results: dict) -> list[dict]:

@@ -237,12 +237,35 @@ def holds_library(con: duckdb.DuckDBPyConnection) -> bool:
 DUCKDB_MEMORY_SHARE = 0.8
 
 
+# A memory size as DuckDB and duckrank's memory_limit spell it: a number and a unit (4GB, 512 MiB,
+# DuckDB's own "3.7 GiB") or a share of the machine's memory (50%). DuckDB's KB, MB, ... are powers
+# of 10, its KiB, MiB, ... powers of 2.
+_MEMORY_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*(%|bytes|[KMGT]iB|[KMGT]?B)\s*", re.IGNORECASE)
+_BYTES_PER_UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+                   "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40}
+
+
+def memory_size(text: Any) -> tuple[float, str] | None:
+    """A memory size's number and its unit as written ('%' for a share); None when it is no size."""
+    match = _MEMORY_SIZE.fullmatch(str(text))
+    return (float(match[1]), match[2]) if match else None
+
+
+def size_bytes(text: Any) -> float | None:
+    """A memory size in bytes (4GB = 4e9, 4GiB = 4 * 2^30); None for a share or no size."""
+    size = memory_size(text)
+    if size is None or size[1] == "%":
+        return None
+    return size[0] * _BYTES_PER_UNIT[size[1].lower()]
+
+
 def duckdb_memory_limit(limit: str) -> str:
     """DuckDB's memory_limit for a whole-process limit such as '4GB', '512MiB' or '50%'."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(%|[KMGT]?i?B)\s*", limit, re.IGNORECASE)
-    if not match:
+    size = memory_size(limit)
+    if size is None:
         return limit  # DuckDB's own message then names the value
-    return f"{float(match[1]) * DUCKDB_MEMORY_SHARE:.6g}{match[2]}"
+    # DuckDB reads no exponent: 80000000B, not 8e+07B
+    return f"{size[0] * DUCKDB_MEMORY_SHARE:.6f}".rstrip("0").rstrip(".") + size[1]
 
 
 def memory_problem(con: duckdb.DuckDBPyConnection, error: Exception, why: Callable[[], str] = str) -> str | None:
@@ -266,17 +289,12 @@ def memory_problem(con: duckdb.DuckDBPyConnection, error: Exception, why: Callab
 # and below about 32 MB it cannot hold a single block of a small run.
 MAX_THREADS = 1024
 MIN_MEMORY_BYTES = 32_000_000  # 32MB, as the messages and the README write it (DuckDB: MB = 10^6 bytes)
-_MEMORY_UNITS = {"b": 1, "bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-                 "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30, "tib": 2 ** 40}
 
 
 def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> float:
     """DuckDB's memory_limit on `con` in bytes (inf when it states none)."""
-    setting = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-    match = re.fullmatch(r"\s*([\d.]+)\s*([A-Za-z]+)\s*", setting)
-    if not match or match[2].lower() not in _MEMORY_UNITS:
-        return float("inf")
-    return float(match[1]) * _MEMORY_UNITS[match[2].lower()]
+    size = size_bytes(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+    return float("inf") if size is None else size
 
 
 def engine_problems(threads: Any = None, memory_limit: Any = None) -> list[str]:
@@ -286,12 +304,11 @@ def engine_problems(threads: Any = None, memory_limit: Any = None) -> list[str]:
                                 or not 1 <= threads <= MAX_THREADS):
         problems.append(f"threads must be a whole number from 1 to {MAX_THREADS}; got {threads!r}")
     if memory_limit is not None:
-        match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(%|[KMGT]?i?B)\s*", str(memory_limit), re.IGNORECASE)
-        size = float(match[1]) if match else 0.0
-        if match and match[2] == "%":
-            valid = 0 < size <= 100
+        size = memory_size(memory_limit)
+        if size is not None and size[1] == "%":
+            valid = 0 < size[0] <= 100
         else:
-            valid = bool(match) and size * _MEMORY_UNITS[match[2].lower()] >= MIN_MEMORY_BYTES
+            valid = (size_bytes(memory_limit) or 0) >= MIN_MEMORY_BYTES
         if not valid:
             problems.append(f"memory_limit must be a size of at least {MIN_MEMORY_BYTES // 10 ** 6}MB (such as 4GB or "
                             f"512MB) or a share of the memory from 1% to 100%; got {memory_limit!r}")

@@ -35,6 +35,7 @@ from duckrank.registry import (
     COMPARE_CORRECTIONS,
     COMPARE_DEFAULTS,
     COMPARE_MAX_REPLICATES,
+    COMPARE_MEASURES,
     COMPARE_SEED_RANGE,
     COMPARE_TESTS,
 )
@@ -46,6 +47,11 @@ COLUMNS = ("metric", "run", "is_baseline", "n", "mean", "mean_ci_low", "mean_ci_
            "note")
 _RESERVED = {"metric", "metric_order", "run", "query_id", "value", *COLUMNS}
 _SHOWN_IDS = 5
+# A win/loss chart over more queries than this draws the sorted differences at about this many positions.
+DIFF_POINTS = 400
+MOVERS = 5
+# The segments a figure draws: those with the most queries.
+MAX_SEGMENTS = 12
 
 
 @dataclass
@@ -92,9 +98,26 @@ class Comparison:
         """A figure of this comparison (needs duckrank[plot]): diff (each mean difference with its
         interval), per-query (each query's difference, sorted), distribution (per-query values per
         run, or per segment with by=). Curves need the qrels: duckrank.report(...).plot("pr")."""
-        from duckrank.reporting import comparison_figure
+        from duckrank import plots
 
-        return comparison_figure(self, kind)
+        con, table, runs = self.con, self.per_query_table, self.runs
+        measures = [m.spelling for m in self.measures]
+        if kind == "diff" and not self.by:
+            return plots.differences(self.records(), measures, runs, self.baseline, self.settings["confidence"])
+        if kind == "per-query" and not self.by:
+            return plots.per_query_differences(per_query_differences(con, table, runs, self.baseline,
+                                                                     self.records()))
+        if kind == "distribution" and len(self.by) <= 1:
+            if self.by:
+                segments, _, chosen = top_segments(con, table, self.by[0])
+                return plots.distributions(distribution_stats(con, chosen, self.by), segments, runs, "segments",
+                                           self.by[0])
+            return plots.distributions(distribution_stats(con, table), [], runs)
+        if kind in ("pr", "cutoff"):
+            raise OptionError(f"the {kind} figure needs the qrels and runs: "
+                              f"duckrank.report(qrels, runs).plot({kind!r})")
+        shown = "diff, per-query (without by=), distribution"
+        raise OptionError(f"a comparison draws {shown}; got {kind!r}")
 
     def as_dict(self) -> dict[Any, Any]:
         """{measure: {run: row}}; with segments {segment: {measure: {run: row}}} (a tuple for several)."""
@@ -157,7 +180,8 @@ def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     return checked
 
 
-def _check_measures(measures: list[Measure]) -> None:
+def check_comparable(measures: list[Measure]) -> None:
+    """Refuse a measure that is not a mean of per-query values: there is nothing per query to test."""
     bad = []
     for measure in measures:
         if measure.summary != "mean" or not measure.metric.per_query:
@@ -192,7 +216,7 @@ def resolve_baseline(baseline: Any, runs: list[str]) -> str:
 
 
 @interruptible
-def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, baseline: Any = None,
+def compare(qrels: Any, runs: Any, measures: list[str] | str = COMPARE_MEASURES, *, baseline: Any = None,
             permutations: int = 10_000, bootstrap: int = 10_000, seed: int = 0, confidence: float = 0.95,
             alpha: float = 0.05, correction: str | None = None, test: str = "t", complete: bool = False,
             by: list[str] | str | None = None, run_names: list[str] | None = None,
@@ -224,7 +248,7 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = ("map",), *, base
     if options.get("log") is not None:
         raise OptionError("compare needs qrels and two or more runs, not a single log")
     parsed = parse_measures(list(measures) if not isinstance(measures, str) else measures)
-    _check_measures(parsed)
+    check_comparable(parsed)
     segments = [by] if isinstance(by, str) else list(by or [])
     clashes = [name for name in segments if name in _RESERVED]
     if clashes:
@@ -401,3 +425,71 @@ def _row_notes(comparison: Comparison) -> list[str]:
         where = "".join(f"{b}={v}, " for b, v in zip(comparison.by, segment))
         notes.append(f"{where}{metric}, run {quoted_path(run)}: {note}")
     return notes
+
+
+# ---------------------------------------------------------------------------------------------
+# what the figures draw, aggregated in SQL from a table of compare's per-query layout
+
+
+def top_segments(con: duckdb.DuckDBPyConnection, table: str, column: str) -> tuple[list[Any], int, str]:
+    """The MAX_SEGMENTS values of `column` with the most queries (most first), how many more values
+    there are, and a view of the table's rows in those segments."""
+    name = quote_identifier(column)
+    counted = con.execute(f"SELECT {name}, count(DISTINCT query_id) AS n FROM {table} GROUP BY ALL "
+                          f"ORDER BY n DESC, {name} NULLS LAST").fetchall()
+    view = fresh_name("segments")
+    con.execute(f"CREATE TEMP VIEW {view} AS SELECT * FROM {table} WHERE {name} IN "
+                f"(SELECT {name} FROM (SELECT {name}, count(DISTINCT query_id) AS n FROM {table} "
+                f"GROUP BY ALL ORDER BY n DESC, {name} NULLS LAST LIMIT {MAX_SEGMENTS}))").fetchall()
+    return [value for value, _ in counted[:MAX_SEGMENTS]], max(0, len(counted) - MAX_SEGMENTS), view
+
+
+def distribution_stats(con: duckdb.DuckDBPyConnection, table: str, by: list[str] | None = None
+                       ) -> dict[str, dict[Any, dict[str, float]]]:
+    """{metric: {run (or (segment, run)): mean, 5th, 25th, 50th, 75th, 95th percentile, n}} of the
+    per-query values in a table of compare's layout (one segment column at most)."""
+    segment = f"{quote_identifier(by[0])}, " if by else ""
+    rows = con.execute(
+        f"SELECT metric, {segment}run, count(*), avg(value), "
+        f"quantile_cont(value, [0.05, 0.25, 0.5, 0.75, 0.95]) FROM {table} "
+        f"GROUP BY ALL ORDER BY min(metric_order), {segment}run").fetchall()
+    stats: dict[str, dict[Any, dict[str, float]]] = {}
+    for row in rows:
+        metric, key, (n, mean, q) = row[0], (tuple(row[1:3]) if by else row[1]), row[-3:]
+        stats.setdefault(metric, {})[key] = {"n": n, "mean": mean, "p05": q[0], "q1": q[1], "median": q[2],
+                                             "q3": q[3], "p95": q[4]}
+    return stats
+
+
+def per_query_differences(con: duckdb.DuckDBPyConnection, table: str, runs: list[str], baseline: str,
+                          rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Per (metric, run other than the baseline): the differences from the baseline on the queries
+    every run answered (compare's queries), sorted, at most about DIFF_POINTS of them (evenly
+    spaced positions, and both ends), and the MOVERS queries that gained and lost most."""
+    found = con.execute(
+        f"WITH v AS (SELECT metric_order, metric, run, query_id, value FROM {table}), "
+        f"common AS (SELECT metric, query_id FROM v GROUP BY metric, query_id "
+        f"            HAVING count(DISTINCT run) = $count), "
+        f"d AS (SELECT o.metric_order, o.metric, o.run, CAST(o.query_id AS VARCHAR) AS query_id, "
+        f"             o.value - b.value AS diff "
+        f"      FROM v o JOIN v b ON b.metric = o.metric AND b.query_id = o.query_id AND b.run = $base "
+        f"      WHERE o.run <> $base AND EXISTS (SELECT 1 FROM common c "
+        f"            WHERE c.metric = o.metric AND c.query_id = o.query_id)), "
+        f"ranked AS (SELECT *, row_number() OVER (PARTITION BY metric, run ORDER BY diff DESC, query_id) AS pos, "
+        f"           count(*) OVER (PARTITION BY metric, run) AS n FROM d) "
+        f"SELECT metric, run, pos, n, query_id, diff FROM ranked "
+        f"WHERE n <= $limit OR (pos - 1) % (n // $limit + 1) = 0 OR pos <= $movers OR pos > n - $movers "
+        f"ORDER BY metric_order, list_position($runs, run), pos",
+        {"count": len(runs), "base": baseline, "limit": DIFF_POINTS, "movers": MOVERS, "runs": runs}).fetchall()
+    records = {(row["metric"], row["run"]): (row["wins"], row["ties"], row["losses"]) for row in rows or []}
+    panels: dict[tuple[str, str], dict[str, Any]] = {}
+    for metric, run, position, n, query_id, diff in found:
+        panel = panels.setdefault((metric, run), {
+            "measure": metric, "run": run, "baseline": baseline, "n": n, "sampled": n > DIFF_POINTS,
+            "points": [], "gained": [], "lost": [], "record": records.get((metric, run))})
+        panel["points"].append((position, diff))
+        if position <= MOVERS and diff > 0:
+            panel["gained"].append((query_id, diff))
+        if position > n - MOVERS and diff < 0:
+            panel["lost"].insert(0, (query_id, diff))
+    return list(panels.values())

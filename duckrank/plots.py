@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from duckrank.errors import OptionError
-
-INSTALL_HINT = "plots need matplotlib: pip install 'duckrank[plot]'"
+from duckrank.registry import FIGURE_FORMATS, PLOT_EXTRA_HINT
 
 try:
     import matplotlib
@@ -25,9 +24,8 @@ try:
     from matplotlib.patches import Patch
     from matplotlib.ticker import FuncFormatter
 except ImportError as error:  # pragma: no cover - exercised by the CLI's check
-    raise ImportError(INSTALL_HINT) from error
+    raise ImportError(PLOT_EXTRA_HINT) from error
 
-FORMATS = ("svg", "png", "pdf")
 # tab10, grey last: one colour per run, the same in every figure (an 11th run repeats the first).
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf",
             "#7f7f7f")
@@ -67,8 +65,8 @@ class Figure:
         self.name = name
 
     def render(self, fmt: str = "svg") -> bytes:
-        if fmt not in FORMATS:
-            raise OptionError(f"a figure is written as {', '.join(FORMATS)}; got {fmt!r}")
+        if fmt not in FIGURE_FORMATS:
+            raise OptionError(f"a figure is written as {', '.join(FIGURE_FORMATS)}; got {fmt!r}")
         buffer = io.BytesIO()
         # a salt per figure keeps the ids of two inline SVGs apart, and the output reproducible
         with matplotlib.rc_context({**_STYLE, "svg.hashsalt": f"duckrank-{self.name}"}):

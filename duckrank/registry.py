@@ -239,6 +239,14 @@ COMPARE_DEFAULTS: dict[str, Any] = {"permutations": 10_000, "bootstrap": 10_000,
 COMPARE_MAX_REPLICATES = 1_000_000
 # A seed is a BIGINT in the SQL library (duckrank.replicate_key hashes it).
 COMPARE_SEED_RANGE = (-2 ** 63, 2 ** 63 - 1)
+# The measures compare and report show when none are given (duckrank.compare, duckrank.report, -m).
+COMPARE_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")
+
+# The report's figures (Report.plot, `duckrank plot KIND`), the files a figure is written as, and
+# what to install when matplotlib, which draws them, is missing.
+REPORT_FIGURES = ("pr", "cutoff", "per-query", "diff", "distribution", "segments")
+FIGURE_FORMATS = ("svg", "png", "pdf")
+PLOT_EXTRA_HINT = "plots need matplotlib, an optional extra: pip install 'duckrank[plot]'"
 
 # What duckrank.ranked reads beside the conventions: the measure options that change the ranking
 # relation (gains, ERR's top grade), and whether it may leave out the unjudged docs.

@@ -27,16 +27,32 @@ import duckdb
 from duckrank import __version__
 from duckrank._library import connect, interruptible
 from duckrank._sql import literal, quote_identifier
-from duckrank.comparison import Comparison, _check_measures, beaten_letters, compare, resolve_baseline, run_letters
+from duckrank.comparison import (
+    Comparison,
+    beaten_letters,
+    check_comparable,
+    compare,
+    distribution_stats,
+    per_query_differences,
+    resolve_baseline,
+    run_letters,
+    top_segments,
+)
 from duckrank.errors import OptionError
 from duckrank.evaluation import Results, compute, tagged_names
 from duckrank.inputs import fresh_name, read_table
 from duckrank.measures import parse_measures
 from duckrank.peer_inputs import runs_and_names
-from duckrank.registry import COMPARE_CORRECTIONS, COMPARE_DEFAULTS, COMPARE_TESTS, CONVENTIONS, RECALL_LEVELS
+from duckrank.registry import (
+    COMPARE_CORRECTIONS,
+    COMPARE_DEFAULTS,
+    COMPARE_MEASURES,
+    COMPARE_TESTS,
+    CONVENTIONS,
+    RECALL_LEVELS,
+    REPORT_FIGURES,
+)
 
-DEFAULT_MEASURES = ("map", "ndcg_cut.10", "P.10", "recip_rank")  # compare's
-KINDS = ("pr", "cutoff", "per-query", "diff", "distribution", "segments")
 # k on a 1-2-3-5 grid (a log axis); points beyond the deepest ranking are dropped.
 CUTOFFS = (1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500, 1000, 2000, 3000, 5000, 10000)
 CURVE_FAMILIES = {"P": "P@{k}", "recall": "recall@{k}", "nDCG": "nDCG@{k}"}
@@ -45,10 +61,6 @@ ELEVEN_POINTS = tuple(f"iprec_at_recall.{level}" for level in RECALL_LEVELS)
 # levels are among them (same spelling, computed once).
 FULL_LEVELS = tuple(i / 20 for i in range(21))
 SHAPE_MEASURES = ("num_ret", "num_rel", "num_rel_ret", "unj.10")
-# A win/loss chart over more queries than this draws the sorted differences at about this many positions.
-DIFF_POINTS = 400
-MOVERS = 5
-MAX_SEGMENTS = 12
 
 
 # What a run file's name ends with, left out of the run's short name.
@@ -137,66 +149,15 @@ def _layout(con: duckdb.DuckDBPyConnection, results: Results, spellings: list[st
     return view
 
 
-def distribution_stats(con: duckdb.DuckDBPyConnection, table: str, by: list[str] | None = None
-                       ) -> dict[str, dict[Any, dict[str, float]]]:
-    """{metric: {run (or (segment, run)): mean, 5th, 25th, 50th, 75th, 95th percentile, n}} of the
-    per-query values in a table of compare's layout (one segment column at most)."""
-    segment = f"{quote_identifier(by[0])}, " if by else ""
-    rows = con.execute(
-        f"SELECT metric, {segment}run, count(*), avg(value), "
-        f"quantile_cont(value, [0.05, 0.25, 0.5, 0.75, 0.95]) FROM {table} "
-        f"GROUP BY ALL ORDER BY min(metric_order), {segment}run").fetchall()
-    stats: dict[str, dict[Any, dict[str, float]]] = {}
-    for row in rows:
-        metric, key, (n, mean, q) = row[0], (tuple(row[1:3]) if by else row[1]), row[-3:]
-        stats.setdefault(metric, {})[key] = {"n": n, "mean": mean, "p05": q[0], "q1": q[1], "median": q[2],
-                                             "q3": q[3], "p95": q[4]}
-    return stats
-
-
-def per_query_differences(con: duckdb.DuckDBPyConnection, table: str, runs: list[str], baseline: str,
-                          rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """Per (metric, run other than the baseline): the differences from the baseline on the queries
-    every run answered (compare's queries), sorted, at most about DIFF_POINTS of them (evenly
-    spaced positions, and both ends), and the MOVERS queries that gained and lost most."""
-    found = con.execute(
-        f"WITH v AS (SELECT metric_order, metric, run, query_id, value FROM {table}), "
-        f"common AS (SELECT metric, query_id FROM v GROUP BY metric, query_id "
-        f"            HAVING count(DISTINCT run) = $count), "
-        f"d AS (SELECT o.metric_order, o.metric, o.run, CAST(o.query_id AS VARCHAR) AS query_id, "
-        f"             o.value - b.value AS diff "
-        f"      FROM v o JOIN v b ON b.metric = o.metric AND b.query_id = o.query_id AND b.run = $base "
-        f"      WHERE o.run <> $base AND EXISTS (SELECT 1 FROM common c "
-        f"            WHERE c.metric = o.metric AND c.query_id = o.query_id)), "
-        f"ranked AS (SELECT *, row_number() OVER (PARTITION BY metric, run ORDER BY diff DESC, query_id) AS pos, "
-        f"           count(*) OVER (PARTITION BY metric, run) AS n FROM d) "
-        f"SELECT metric, run, pos, n, query_id, diff FROM ranked "
-        f"WHERE n <= $limit OR (pos - 1) % (n // $limit + 1) = 0 OR pos <= $movers OR pos > n - $movers "
-        f"ORDER BY metric_order, list_position($runs, run), pos",
-        {"count": len(runs), "base": baseline, "limit": DIFF_POINTS, "movers": MOVERS, "runs": runs}).fetchall()
-    records = {(row["metric"], row["run"]): (row["wins"], row["ties"], row["losses"]) for row in rows or []}
-    panels: dict[tuple[str, str], dict[str, Any]] = {}
-    for metric, run, position, n, query_id, diff in found:
-        panel = panels.setdefault((metric, run), {
-            "measure": metric, "run": run, "baseline": baseline, "n": n, "sampled": n > DIFF_POINTS,
-            "points": [], "gained": [], "lost": [], "record": records.get((metric, run))})
-        panel["points"].append((position, diff))
-        if position <= MOVERS and diff > 0:
-            panel["gained"].append((query_id, diff))
-        if position > n - MOVERS and diff < 0:
-            panel["lost"].insert(0, (query_id, diff))
-    return list(panels.values())
-
-
 @interruptible
-def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, *, baseline: Any = None,
+def gather(qrels: Any, runs: Any, measures: list[str] | str = COMPARE_MEASURES, *, baseline: Any = None,
            by: list[str] | str | None = None, run_names: list[str] | None = None, command: str = "",
            con: duckdb.DuckDBPyConnection | None = None, statistics: bool = True, **options: Any) -> ReportData:
     """Compute everything the report shows; `options` are compare's settings and compute's.
     statistics=False skips compare (a figure that shows none of its numbers)."""
     settings = {name: options.pop(name) for name in list(options) if name in COMPARE_DEFAULTS}
     headline = parse_measures(list(measures) if not isinstance(measures, str) else measures)
-    _check_measures(headline)
+    check_comparable(headline)
     spellings = [m.spelling for m in headline]
     segments = [by] if isinstance(by, str) else list(by or [])
     if len(segments) > 1:
@@ -278,15 +239,7 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = DEFAULT_MEASURES, 
         by_results = compute(qrels, runs, spellings, run_names=run_names, complete=complete, by=segments, con=con,
                              **options)
         by_values = _layout(con, by_results, spellings)
-        column = quote_identifier(segments[0])
-        counted = con.execute(f"SELECT {column}, count(DISTINCT query_id) AS n FROM {by_values} GROUP BY ALL "
-                              f"ORDER BY n DESC, {column} NULLS LAST").fetchall()
-        kept = [value for value, _ in counted[:MAX_SEGMENTS]]
-        data.segments, data.segments_left_out = kept, max(0, len(counted) - MAX_SEGMENTS)
-        chosen = fresh_name("report_segments")
-        con.execute(f"CREATE TEMP VIEW {chosen} AS SELECT * FROM {by_values} WHERE {column} IN "
-                    f"(SELECT {column} FROM (SELECT {column}, count(DISTINCT query_id) AS n FROM {by_values} "
-                    f"GROUP BY ALL ORDER BY n DESC, {column} NULLS LAST LIMIT {MAX_SEGMENTS}))").fetchall()
+        data.segments, data.segments_left_out, chosen = top_segments(con, by_values, segments[0])
         data.segment_distributions = distribution_stats(con, chosen, segments)
     return data
 
@@ -382,7 +335,7 @@ class Report:
                 return plots.per_query_differences(data.diffs)
             return plots.differences(data.comparison_rows, data.measures, data.runs, data.baseline,
                                      data.settings["confidence"])
-        raise OptionError(f"figure kind must be one of {', '.join(KINDS)}; got {kind!r}")
+        raise OptionError(f"figure kind must be one of {', '.join(REPORT_FIGURES)}; got {kind!r}")
 
     def html(self) -> str:
         return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -601,39 +554,8 @@ _CSS = """
 """
 
 
-def comparison_figure(comparison: Comparison, kind: str):
-    """A figure from a Comparison alone: its rows and the per-query values it compared."""
-    from duckrank import plots
-
-    con, table, runs = comparison.con, comparison.per_query_table, comparison.runs
-    measures = [m.spelling for m in comparison.measures]
-    if kind == "diff" and not comparison.by:
-        return plots.differences(comparison.records(), measures, runs, comparison.baseline,
-                                 comparison.settings["confidence"])
-    if kind == "per-query" and not comparison.by:
-        return plots.per_query_differences(per_query_differences(con, table, runs, comparison.baseline,
-                                                                 comparison.records()))
-    if kind == "distribution" and len(comparison.by) <= 1:
-        if comparison.by:
-            column = quote_identifier(comparison.by[0])
-            groups = [row[0] for row in con.execute(
-                f"SELECT {column}, count(DISTINCT query_id) AS n FROM {table} GROUP BY ALL "
-                f"ORDER BY n DESC, {column} NULLS LAST LIMIT {MAX_SEGMENTS}").fetchall()]
-            chosen = fresh_name("comparison_segments")
-            listed = ", ".join(literal(g) for g in groups if g is not None)
-            con.execute(f"CREATE TEMP VIEW {chosen} AS SELECT * FROM {table} WHERE {column} IN ({listed or 'NULL'})"
-                        ).fetchall()
-            return plots.distributions(distribution_stats(con, chosen, comparison.by), groups, runs, "segments",
-                                       comparison.by[0])
-        return plots.distributions(distribution_stats(con, table), [], runs)
-    if kind in ("pr", "cutoff"):
-        raise OptionError(f"the {kind} figure needs the qrels and runs: duckrank.report(qrels, runs).plot({kind!r})")
-    shown = "diff, per-query (without by=), distribution"
-    raise OptionError(f"a comparison draws {shown}; got {kind!r}")
-
-
 @interruptible
-def report(qrels: Any, runs: Any, path: str | None = None, measures: list[str] | str = DEFAULT_MEASURES, *,
+def report(qrels: Any, runs: Any, path: str | None = None, measures: list[str] | str = COMPARE_MEASURES, *,
            baseline: Any = None, by: list[str] | str | None = None, command: str | None = None,
            **options: Any) -> Report:
     """Compare runs in one self-contained HTML page (written to `path` when given, atomically).

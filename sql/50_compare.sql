@@ -137,6 +137,58 @@ FROM ranked;
 COMMENT ON MACRO TABLE duckrank.p_adjust IS 'adjust column p for multiple comparisons: holm (Holm-Bonferroni, default) or bh (Benjamini-Hochberg); adds p_adjusted';
 
 -- ---------------------------------------------------------------------------------------------
+-- the values compared
+
+-- The runs of a per-query table in display order: `runs` as given, or every run sorted by name.
+CREATE OR REPLACE MACRO duckrank.compared_runs(per_query, runs := NULL) AS
+    CAST(coalesce(runs, (SELECT list(DISTINCT CAST(run AS VARCHAR) ORDER BY CAST(run AS VARCHAR))
+                         FROM query_table(CAST(per_query AS VARCHAR)))) AS VARCHAR[]);
+COMMENT ON MACRO duckrank.compared_runs IS 'the runs of a per-query table in display order: runs, or every run sorted by name';
+
+-- What compare and tukey_hsd both read from a per-query table (run, query_id, value, grouping
+-- columns): one row per (group, run, query) that one of the runs scored (value not NULL), with g,
+-- the group's number in the order of grp (its grouping columns as a struct), run_order, the run's
+-- position in runs, and common, whether every run scored the query in the group. It refuses fewer
+-- than two runs, a run without rows, two values for one (group, run, query) and a non-finite value,
+-- naming `statistic` (compare, Tukey's HSD).
+CREATE OR REPLACE MACRO duckrank.compared_values(per_query, runs := NULL, statistic := 'compare') AS TABLE
+WITH
+source AS (
+    SELECT struct_pack(*COLUMNS(* EXCLUDE (run, query_id, value))) AS grp, CAST(run AS VARCHAR) AS run,
+           query_id, CAST(value AS DOUBLE) AS value
+    FROM query_table(CAST(per_query AS VARCHAR))
+),
+settings AS (SELECT duckrank.compared_runs(per_query, runs := runs) AS names),
+problems AS (
+    SELECT concat_ws(chr(10),
+        CASE WHEN len(names) < 2
+             THEN statistic || ' needs at least two runs; got ' || len(names) || ': ' || array_to_string(names, ', ')
+             END,
+        (SELECT 'run ' || duckrank.show(s.run) || ' has no rows in the per-query table'
+         FROM (SELECT unnest(names) AS run) s WHERE s.run NOT IN (SELECT run FROM source) LIMIT 1),
+        (SELECT 'run ' || duckrank.show(run) || ' has ' || copies || ' values for query ' || duckrank.show(query_id)
+                || ' in one group; the per-query table needs one value per (group, run, query)'
+         FROM (SELECT run, query_id, count(*) AS copies FROM source GROUP BY grp, run, query_id HAVING count(*) > 1)
+         LIMIT 1),
+        (SELECT 'run ' || duckrank.show(run) || ' has the value ' || CAST(value AS VARCHAR) || ' for query '
+                || duckrank.show(query_id) || '; '
+                || CASE WHEN statistic = 'compare' THEN 'comparisons need finite values (use empty := ''skip'' or ''zero'')'
+                        ELSE statistic || ' needs finite values' END
+         FROM source WHERE NOT isfinite(value) LIMIT 1)) AS problem
+    FROM settings
+),
+guard AS (SELECT duckrank.raise_problems(problem) AS fired FROM problems),
+scored AS (
+    SELECT dense_rank() OVER (ORDER BY s.grp) AS g, s.grp, s.run, list_position(settings.names, s.run) AS run_order,
+           s.query_id, s.value
+    FROM source s, settings
+    WHERE s.value IS NOT NULL AND list_contains(settings.names, s.run) AND (SELECT count(fired) FROM guard) = 0
+)
+SELECT *, count(*) OVER (PARTITION BY g, query_id) = (SELECT len(names) FROM settings) AS common
+FROM scored;
+COMMENT ON MACRO TABLE duckrank.compared_values IS 'the scored values of a per-query table that compare and tukey_hsd read: g, grp, run, run_order, query_id, value, common (every run scored the query in the group); refuses duplicates and non-finite values';
+
+-- ---------------------------------------------------------------------------------------------
 -- compare
 
 -- Compare runs on a per-query table: columns run, query_id, value, and any others, which group
@@ -164,14 +216,9 @@ CREATE OR REPLACE MACRO duckrank.compare(per_query, runs := NULL, baseline := NU
         bootstrap := 10000, seed := 0, confidence := 0.95, correction := 'holm', test := 't',
         alpha := 0.05) AS TABLE
 WITH
-source AS (
-    SELECT struct_pack(*COLUMNS(* EXCLUDE (run, query_id, value))) AS grp, CAST(run AS VARCHAR) AS run,
-           query_id, CAST(value AS DOUBLE) AS value
-    FROM query_table(CAST(per_query AS VARCHAR))
-),
 settings AS (
     SELECT names, coalesce(baseline, names[1]) AS base
-    FROM (SELECT CAST(coalesce(runs, (SELECT list(DISTINCT run ORDER BY run) FROM source)) AS VARCHAR[]) AS names)
+    FROM (SELECT duckrank.compared_runs(per_query, runs := runs) AS names)
 ),
 problems AS (
     SELECT concat_ws(chr(10),
@@ -190,38 +237,21 @@ problems AS (
              THEN 'confidence must be strictly between 0 and 1; got ' || duckrank.show(confidence) END,
         CASE WHEN alpha IS NULL OR NOT (alpha > 0 AND alpha < 1)
              THEN 'alpha must be strictly between 0 and 1; got ' || duckrank.show(alpha) END,
-        CASE WHEN len(names) < 2
-             THEN 'compare needs at least two runs; got ' || len(names) || ': ' || array_to_string(names, ', ') END,
         CASE WHEN NOT list_contains(names, base)
              THEN 'baseline ' || duckrank.show(base) || ' is not one of the runs ('
-                  || array_to_string(names, ', ') || ')' END,
-        (SELECT 'run ' || duckrank.show(s.run) || ' has no rows in the per-query table'
-         FROM (SELECT unnest(names) AS run) s WHERE s.run NOT IN (SELECT run FROM source) LIMIT 1),
-        (SELECT 'run ' || duckrank.show(run) || ' has ' || copies || ' values for query ' || duckrank.show(query_id)
-                || ' in one group; the per-query table needs one value per (group, run, query)'
-         FROM (SELECT run, query_id, count(*) AS copies FROM source GROUP BY grp, run, query_id HAVING count(*) > 1)
-         LIMIT 1),
-        (SELECT 'run ' || duckrank.show(run) || ' has the value ' || CAST(value AS VARCHAR) || ' for query '
-                || duckrank.show(query_id) || '; comparisons need finite values (use empty := ''skip'' or ''zero'')'
-         FROM source WHERE NOT isfinite(value) LIMIT 1)) AS problem
+                  || array_to_string(names, ', ') || ')' END) AS problem
     FROM settings
 ),
 guard AS (SELECT duckrank.raise_problems(problem) AS fired FROM problems),
 -- the values compared: every run's value on the queries all runs scored in the group
 scored AS (
-    SELECT dense_rank() OVER (ORDER BY s.grp) AS g, s.grp, s.run, s.query_id, s.value,
-           list_position(settings.names, s.run) AS run_order, s.run = settings.base AS is_base
-    FROM source s, settings
-    WHERE s.value IS NOT NULL AND list_contains(settings.names, s.run) AND (SELECT count(fired) FROM guard) = 0
-),
-run_count AS (SELECT len(names) AS run_total FROM settings),
-common AS (
-    SELECT g, query_id FROM scored GROUP BY g, query_id HAVING count(*) = (SELECT run_total FROM run_count)
+    SELECT v.*, v.run = settings.base AS is_base
+    FROM duckrank.compared_values(per_query, runs := runs, statistic := 'compare') v, settings
+    WHERE (SELECT count(fired) FROM guard) = 0
 ),
 groups AS (
-    SELECT s.g, any_value(s.grp) AS grp, coalesce(any_value(c.n), 0) AS n, max(abs(s.value)) AS max_abs
-    FROM scored s LEFT JOIN (SELECT g, count(*) AS n FROM common GROUP BY g) c ON c.g = s.g
-    GROUP BY s.g
+    SELECT g, any_value(grp) AS grp, count(DISTINCT query_id) FILTER (WHERE common) AS n, max(abs(value)) AS max_abs
+    FROM scored GROUP BY g
 ),
 -- values as integers (units of 2^-49 of the group's largest |value|), so resampled sums are exact
 scaled AS (
@@ -233,8 +263,8 @@ paired AS (
     SELECT s.g, s.run, s.run_order, s.is_base, s.query_id, s.value,
            CAST(round(s.value * scaled.scale) AS BIGINT) AS units,
            dense_rank() OVER (PARTITION BY s.g ORDER BY s.query_id) AS qidx
-    FROM scored s SEMI JOIN common c ON c.g = s.g AND c.query_id = s.query_id
-    JOIN scaled ON scaled.g = s.g
+    FROM scored s JOIN scaled ON scaled.g = s.g
+    WHERE s.common
 ),
 diffs AS (
     SELECT r.g, r.run, r.qidx, r.value - b.value AS d, r.units - b.units AS d_units
@@ -414,44 +444,13 @@ COMMENT ON MACRO TABLE duckrank.compare IS 'compare runs per (measure, segment) 
 -- df, mean, other_mean, q. Arguments: runs (default every run, sorted by name).
 CREATE OR REPLACE MACRO duckrank.tukey_hsd(per_query, runs := NULL) AS TABLE
 WITH
-source AS (
-    SELECT struct_pack(*COLUMNS(* EXCLUDE (run, query_id, value))) AS grp, CAST(run AS VARCHAR) AS run,
-           query_id, CAST(value AS DOUBLE) AS value
-    FROM query_table(CAST(per_query AS VARCHAR))
-),
-settings AS (
-    SELECT CAST(coalesce(runs, (SELECT list(DISTINCT run ORDER BY run) FROM source)) AS VARCHAR[]) AS names
-),
-problems AS (
-    SELECT concat_ws(chr(10),
-        CASE WHEN len(names) < 2
-             THEN 'Tukey''s HSD needs at least two runs; got ' || len(names) || ': ' || array_to_string(names, ', ')
-             END,
-        (SELECT 'run ' || duckrank.show(run) || ' has ' || copies || ' values for query ' || duckrank.show(query_id)
-                || ' in one group; the per-query table needs one value per (group, run, query)'
-         FROM (SELECT run, query_id, count(*) AS copies FROM source GROUP BY grp, run, query_id HAVING count(*) > 1)
-         LIMIT 1),
-        (SELECT 'run ' || duckrank.show(run) || ' has the value ' || CAST(value AS VARCHAR) || ' for query '
-                || duckrank.show(query_id) || '; Tukey''s HSD needs finite values'
-         FROM source WHERE NOT isfinite(value) LIMIT 1)) AS problem
-    FROM settings
-),
-guard AS (SELECT duckrank.raise_problems(problem) AS fired FROM problems),
-scored AS (
-    SELECT dense_rank() OVER (ORDER BY s.grp) AS g, s.grp, s.run, s.query_id, s.value,
-           list_position(settings.names, s.run) AS run_order
-    FROM source s, settings
-    WHERE s.value IS NOT NULL AND list_contains(settings.names, s.run) AND (SELECT count(fired) FROM guard) = 0
-),
-common AS (
-    SELECT g, query_id FROM scored GROUP BY g, query_id HAVING count(*) = (SELECT len(names) FROM settings)
-),
 -- each run's mean and variance from a list in query order (the same bits on any thread count)
 samples AS (
     SELECT s.g, any_value(s.grp) AS grp, s.run, any_value(s.run_order) AS run_order, count(*) AS n,
            list_avg(list(s.value ORDER BY s.query_id)) AS mean,
            list_var_samp(list(s.value ORDER BY s.query_id)) AS variance
-    FROM scored s SEMI JOIN common c ON c.g = s.g AND c.query_id = s.query_id
+    FROM duckrank.compared_values(per_query, runs := runs, statistic := 'Tukey''s HSD') s
+    WHERE s.common
     GROUP BY s.g, s.run
 ),
 pooled AS (

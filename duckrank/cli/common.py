@@ -112,19 +112,15 @@ class Problems:
 _WORD_CONVENTIONS = "|".join(c.name for c in CONVENTIONS if c.param.type == "text")
 
 
-# What compare and report score when no -m is given.
-DEFAULT_COMPARED = ("map", "ndcg_cut.10", "P.10", "recip_rank")
-
-
 def read_measures(problems: Problems, measures: Sequence[str]) -> list[str]:
-    """The -m spellings (DEFAULT_COMPARED when none), trec_eval's lists expanded, each parsed so that
+    """The -m spellings (compare's default measures when none), trec_eval's lists expanded, each parsed so that
     every bad one is a problem at once; a repeated one kept once."""
     from duckrank.errors import MeasureError
     from duckrank.measures import expand_measures, parse_measure
 
     spellings: list[str] = []
     try:
-        expanded = expand_measures(list(measures) or list(DEFAULT_COMPARED))
+        expanded = expand_measures(list(measures) or list(registry.COMPARE_MEASURES))
     except MeasureError as error:
         problems.add(clean_message(error))
         expanded = []
@@ -401,6 +397,53 @@ def column_options(function: Callable) -> Callable:
                                            ("--relevance-col", "relevance", "the qrels grade")]):
         function = click.option(option, metavar="COL", help=f"Column holding {what} (default {default}).")(function)
     return function
+
+
+def statistics_options(tukey_marks: str) -> Callable:
+    """compare's statistics settings (--permutations, --bootstrap, --seed, --confidence, --alpha,
+    --correction, --test) with the registry's defaults and choices; `tukey_marks` says how --test
+    tukey marks the runs a run beats."""
+    defaults = registry.COMPARE_DEFAULTS
+    corrections = ", ".join(f"{name} ({what})" for name, what in registry.COMPARE_CORRECTIONS.items())
+    tests = ", ".join(f"{name} ({what})" for name, what in registry.COMPARE_TESTS.items())
+    options = [
+        click.option("--permutations", metavar="N", help=f"Sign flips of the randomization test (default "
+                                                         f"{defaults['permutations']}; 0 skips it)."),
+        click.option("--bootstrap", metavar="N", help=f"Bootstrap replicates for the intervals (default "
+                                                      f"{defaults['bootstrap']}; 0 skips them)."),
+        click.option("--seed", metavar="N", help=f"Seed of every random draw (default {defaults['seed']}): same "
+                                                 "seed, same numbers."),
+        click.option("--confidence", metavar="LEVEL", help=f"Level of the bootstrap intervals (default "
+                                                           f"{defaults['confidence']})."),
+        click.option("--alpha", metavar="A", help=f"Significance level for marking differences (default "
+                                                  f"{defaults['alpha']})."),
+        click.option("--correction", metavar="METHOD",
+                     help=f"Multiple-comparison correction of the t and randomization tests over all (run, "
+                          f"measure) comparisons: {corrections}; default {defaults['correction']}."),
+        click.option("--test", metavar="TEST",
+                     help=f"The test whose p marks significance: {tests}; default {defaults['test']}. tukey "
+                          f"compares every pair of runs (no --correction) and {tukey_marks}, as ranx does."),
+    ]
+
+    def decorate(function: Callable) -> Callable:
+        for option in reversed(options):
+            function = option(function)
+        return function
+
+    return decorate
+
+
+def read_statistics(problems: Problems, values: dict[str, str | None]) -> dict[str, Any]:
+    """The statistics options' values for duckrank.compare, within the registry's bounds (a negative
+    seed, which the library takes, would read as a flag); bad values go to `problems`."""
+    return {
+        **{name: problems.integer(f"--{name}", values[name], 0, registry.COMPARE_MAX_REPLICATES)
+           for name in ("permutations", "bootstrap")},
+        "seed": problems.integer("--seed", values["seed"], 0, registry.COMPARE_SEED_RANGE[1]),
+        **{name: problems.fraction(f"--{name}", values[name]) for name in ("confidence", "alpha")},
+        "correction": problems.choice("--correction", values["correction"], tuple(registry.COMPARE_CORRECTIONS)),
+        "test": problems.choice("--test", values["test"], tuple(registry.COMPARE_TESTS)),
+    }
 
 
 ROUNDING = ("Machine formats keep full double precision; table, markdown, latex and trec round to 4 decimals "

@@ -18,7 +18,6 @@ from duckrank import _output as output
 from duckrank import registry
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
-    DEFAULT_COMPARED,
     INPUT_FORMATS,
     NON_TREC_FORMATS,
     Problems,
@@ -38,10 +37,11 @@ from duckrank.cli.common import (
     progress_enabled,
     read_conventions,
     read_measures,
+    read_statistics,
+    statistics_options,
 )
 
 FORMATS = NON_TREC_FORMATS
-DEFAULTS = registry.COMPARE_DEFAULTS
 
 
 @click.command("compare", context_settings=CONTEXT_SETTINGS)
@@ -49,28 +49,10 @@ DEFAULTS = registry.COMPARE_DEFAULTS
 @click.argument("runs", nargs=-1, metavar="RUN1 RUN2 [RUN ...]")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
               help=f"A measure to compare, repeatable: map, ndcg_cut.10, nDCG@10, P.5,10 (trec_eval's comma "
-                   f"lists). Default: {', '.join(DEFAULT_COMPARED)}.")
+                   f"lists). Default: {', '.join(registry.COMPARE_MEASURES)}.")
 @click.option("--baseline", metavar="RUN", help="The run the others are compared with: its path, file name or "
                                                 "stem (default: the first run).")
-@click.option("--permutations", metavar="N", help=f"Sign flips of the randomization test (default "
-                                                 f"{DEFAULTS['permutations']}; 0 skips it).")
-@click.option("--bootstrap", metavar="N", help=f"Bootstrap replicates for the intervals (default "
-                                              f"{DEFAULTS['bootstrap']}; 0 skips them).")
-@click.option("--seed", metavar="N", help=f"Seed of every random draw (default {DEFAULTS['seed']}): same seed, "
-                                         "same numbers.")
-@click.option("--confidence", metavar="LEVEL", help=f"Level of the bootstrap intervals (default "
-                                                   f"{DEFAULTS['confidence']}).")
-@click.option("--alpha", metavar="A", help=f"Significance level for marking differences (default {DEFAULTS['alpha']}).")
-@click.option("--correction", metavar="METHOD",
-              help="Multiple-comparison correction of the t and randomization tests over all (run, measure) "
-                   "comparisons: " + ", ".join(f"{name} ({what})" for name, what in
-                                               registry.COMPARE_CORRECTIONS.items()) + f"; default "
-                   f"{DEFAULTS['correction']}.")
-@click.option("--test", metavar="TEST",
-              help="The test whose p marks significance: " + ", ".join(
-                  f"{name} ({what})" for name, what in registry.COMPARE_TESTS.items()) + f"; default {DEFAULTS['test']}. "
-                   "tukey compares every pair of runs (no --correction) and marks, in markdown and LaTeX, the "
-                   "runs each run beats with their letters, as ranx does.")
+@statistics_options("marks, in markdown and LaTeX, the runs each run beats with their letters")
 @click.option("--by", "segments", multiple=True, metavar="COL",
               help="Compare per value of COL, a column of the runs such as country or device; repeatable.")
 @convention_options(also={"complete": ("--complete",)},
@@ -104,15 +86,9 @@ def compare_command(qrels, runs, measures, baseline, permutations, bootstrap, se
     problems = Problems()
     if not runs:  # one run file may hold several runs in its run_id column
         problems.add("compare needs QRELS and at least two runs (RUN1 RUN2 [RUN ...])")
-    settings: dict[str, Any] = {
-        "permutations": problems.integer("--permutations", permutations, 0, registry.COMPARE_MAX_REPLICATES),
-        "bootstrap": problems.integer("--bootstrap", bootstrap, 0, registry.COMPARE_MAX_REPLICATES),
-        "seed": problems.integer("--seed", seed, 0, registry.COMPARE_SEED_RANGE[1]),
-        "confidence": problems.fraction("--confidence", confidence),
-        "alpha": problems.fraction("--alpha", alpha),
-        "correction": problems.choice("--correction", correction, tuple(registry.COMPARE_CORRECTIONS)),
-        "test": problems.choice("--test", test, tuple(registry.COMPARE_TESTS)),
-    }
+    settings = read_statistics(problems, {"permutations": permutations, "bootstrap": bootstrap, "seed": seed,
+                                          "confidence": confidence, "alpha": alpha, "correction": correction,
+                                          "test": test})
     conventions = read_conventions(problems, conventions)
     run_fmt = problems.choice("--run-format", run_format, INPUT_FORMATS)
     qrels_fmt = problems.choice("--qrels-format", qrels_format, INPUT_FORMATS)

@@ -14,9 +14,9 @@ import click
 
 from duckrank.cli.common import CONTEXT_SETTINGS, Problems, check_output, handle_errors
 from duckrank.cli.report import check_writable, command_line, read_request, report_options, require_plot_extra
+from duckrank.registry import FIGURE_FORMATS, REPORT_FIGURES
 
-KINDS = ("pr", "cutoff", "per-query", "diff", "distribution", "segments")
-FIGURE_FORMATS = ("svg", "png", "pdf")
+EXTENSIONS = ", ".join(f".{fmt}" for fmt in FIGURE_FORMATS[:-1]) + f" or .{FIGURE_FORMATS[-1]}"
 
 
 @click.command("plot", context_settings=CONTEXT_SETTINGS)
@@ -24,7 +24,7 @@ FIGURE_FORMATS = ("svg", "png", "pdf")
 @click.argument("qrels", metavar="QRELS")
 @click.argument("runs", nargs=-1, required=True, metavar="RUN [RUN ...]")
 @click.option("-o", "--output", "output_path", metavar="FILE", required=True,
-              help="The figure to write: .svg, .png or .pdf (atomically).")
+              help=f"The figure to write: {EXTENSIONS} (atomically).")
 @click.option("-f", "--format", "fmt", metavar="FORMAT",
               help=f"One of {', '.join(FIGURE_FORMATS)}, instead of what -o FILE's extension says.")
 @report_options
@@ -49,18 +49,18 @@ def plot_command(kind, qrels, runs, output_path, fmt, request):
     require_plot_extra()
     problems = Problems()
     chosen = kind.lower()
-    if chosen not in KINDS:
-        problems.add(f"KIND must be one of {', '.join(KINDS)}; got {kind!r}")
+    if chosen not in REPORT_FIGURES:
+        problems.add(f"KIND must be one of {', '.join(REPORT_FIGURES)}; got {kind!r}")
     if chosen == "segments" and not request["segments"]:
         problems.add("the segments figure needs --by COL")
     spellings, options = read_request(problems, request, [qrels, *runs])
     figure_format = problems.choice("--format", fmt, FIGURE_FORMATS) if fmt else (
         Path(output_path).suffix.lower().lstrip(".") or None)
     if figure_format not in FIGURE_FORMATS and not fmt:
-        problems.add(f"-o {output_path}: the extension must be .svg, .png or .pdf (or give --format)")
+        problems.add(f"-o {output_path}: the extension must be {EXTENSIONS} (or give --format)")
     check_output(problems, "figure", output_path, [qrels, *runs], request["literal"])
     if output_path == "-":
-        problems.add("-o must name a file (.svg, .png or .pdf)")
+        problems.add(f"-o must name a file ({EXTENSIONS})")
     check_writable(problems, output_path)
     problems.raise_if_any()
 

@@ -23,7 +23,6 @@ import click
 from duckrank import registry
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
-    DEFAULT_COMPARED,
     INPUT_FORMATS,
     Problems,
     check_engine,
@@ -37,16 +36,15 @@ from duckrank.cli.common import (
     handle_errors,
     read_conventions,
     read_measures,
+    read_statistics,
+    statistics_options,
 )
-
-DEFAULTS = registry.COMPARE_DEFAULTS
-INSTALL_HINT = "plots need matplotlib, an optional extra: pip install 'duckrank[plot]'"
 
 
 def require_plot_extra() -> None:
     """Exit 2 with one line when matplotlib is missing, before reading any input."""
     if importlib.util.find_spec("matplotlib") is None:
-        click.echo(f"Error: {INSTALL_HINT}", err=True)
+        click.echo(f"Error: {registry.PLOT_EXTRA_HINT}", err=True)
         raise click.exceptions.Exit(2)
 
 
@@ -64,28 +62,13 @@ def report_options(function: Callable) -> Callable:
     for decorate in reversed([
         click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
                      help=f"A headline measure, repeatable (a mean of per-query values): map, ndcg_cut.10, "
-                          f"nDCG@10, P.5,10. Default: {', '.join(DEFAULT_COMPARED)}. A measure with a cutoff "
-                          "(ERR@20) also gets a curve over k."),
+                          f"nDCG@10, P.5,10. Default: {', '.join(registry.COMPARE_MEASURES)}. A measure with a "
+                          "cutoff (ERR@20) also gets a curve over k."),
         click.option("--baseline", metavar="RUN", help="The run the others are compared with: its path, file name "
                                                        "or stem (default: the first run)."),
         click.option("--by", "segments", metavar="COL",
                      help="Also show the per-query distributions per value of COL, a column of the runs."),
-        click.option("--permutations", metavar="N", help=f"Sign flips of the randomization test (default "
-                                                         f"{DEFAULTS['permutations']})."),
-        click.option("--bootstrap", metavar="N", help=f"Bootstrap replicates for the intervals (default "
-                                                      f"{DEFAULTS['bootstrap']})."),
-        click.option("--seed", metavar="N", help=f"Seed of every random draw (default {DEFAULTS['seed']})."),
-        click.option("--confidence", metavar="LEVEL", help=f"Level of the bootstrap intervals (default "
-                                                           f"{DEFAULTS['confidence']})."),
-        click.option("--alpha", metavar="A", help=f"Significance level (default {DEFAULTS['alpha']})."),
-        click.option("--correction", metavar="METHOD",
-                     help=" or ".join(registry.COMPARE_CORRECTIONS) + f" (default {DEFAULTS['correction']}): the t "
-                          "and randomization tests' correction."),
-        click.option("--test", metavar="TEST",
-                     help=", ".join(registry.COMPARE_TESTS) + f" (default {DEFAULTS['test']}): whose p marks "
-                          "significance; tukey "
-                          "(Tukey's HSD over all runs, no --correction) also marks each mean with the letters of the "
-                          "runs it beats."),
+        statistics_options("marks each mean with the letters of the runs it beats"),
         convention_options(also={"complete": ("--complete",)}),
         column_options,
         click.option("--run-format", metavar="FORMAT",
@@ -101,15 +84,7 @@ def report_options(function: Callable) -> Callable:
 def read_request(problems: Problems, request: dict[str, Any], inputs: list[str]) -> tuple[list[str], dict[str, Any]]:
     """The headline measures and duckrank.reporting.report's keyword arguments; bad values go to
     `problems` (all reported at once)."""
-    settings = {
-        "permutations": problems.integer("--permutations", request["permutations"], 0),
-        "bootstrap": problems.integer("--bootstrap", request["bootstrap"], 0),
-        "seed": problems.integer("--seed", request["seed"], 0),
-        "confidence": problems.fraction("--confidence", request["confidence"]),
-        "alpha": problems.fraction("--alpha", request["alpha"]),
-        "correction": problems.choice("--correction", request["correction"], tuple(registry.COMPARE_CORRECTIONS)),
-        "test": problems.choice("--test", request["test"], tuple(registry.COMPARE_TESTS)),
-    }
+    settings = read_statistics(problems, request)
     conventions = read_conventions(problems, request["conventions"])
     run_fmt = problems.choice("--run-format", request["run_format"], INPUT_FORMATS)
     qrels_fmt = problems.choice("--qrels-format", request["qrels_format"], INPUT_FORMATS)
