@@ -207,6 +207,8 @@ def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], gi
         else:
             allowed = ", ".join(sorted([*metric.options, *COMMON_OPTIONS])) or "none"
             raise MeasureError(f"measure {spelling!r}: {metric.name} has no option {name!r} (options: {allowed})")
+    if "beta" in options and "recall_weight" in options:  # one weight, said once
+        raise MeasureError(f"measure {spelling!r}: give beta or recall_weight (beta^2), not both")
     k = options.get("k")
     if k is not None and k < 1:
         raise MeasureError(f"measure {spelling!r}: the cutoff must be a positive integer, got {k!r}")
@@ -254,7 +256,7 @@ def _parse_trec(spelling: str) -> Measure | None:
                                    f"out of that order averages other precisions than the levels name")
             given["recall_levels"] = levels
         elif param_option == "beta^2":  # trec_eval's set_F.x computes (x + 1) P R / (x P + R)
-            given["beta"] = float(_number(param, spelling)) ** 0.5
+            given["recall_weight"] = float(_number(param, spelling))
         elif "," in param_option:  # options by position: utility.1,-1,0,0
             names, values = param_option.split(","), param.split(",")
             if len(values) != len(names):

@@ -92,6 +92,11 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
     Param("cap", "boolean", False, "divide by min(R, k) instead of R (trec_eval relative_P)", valid="cap IS NOT NULL",
           must="be true or false"),
     Param("beta", "number", 1.0, "weight of recall against precision", valid="beta > 0", must="be positive"),
+    # trec_eval's set_F.x: x is beta^2, and sqrt(x)^2 is not always x in doubles (set_F.0.3 would print
+    # 0.4062 for trec_eval's 0.4063 with 4 of 6 relevant docs among 11 retrieved)
+    Param("recall_weight", "number", None, "F's beta^2 as given, as trec_eval's set_F.x reads it (NULL: beta * beta; "
+          "give beta or recall_weight)", valid="recall_weight IS NULL OR recall_weight > 0",
+          must="be positive (or NULL for beta * beta)"),
     Param("denominator", "text", "R", "what AP divides by: R (trec_eval), min(R, k), or the hits in the top k",
           choices=("R", "min", "hits")),
     Param("mult", "number", 1.0, "R-precision's cutoff is floor(mult * R + 0.9) (trec_eval Rprec_mult)",
@@ -389,8 +394,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       ir_measures=(spell("R"), set_spell("SetR"), set_spell("SetRelP", cap=True)), ranx=(spell("recall"),),
       recommenders=(spell("recall_at_k", k=MS_K),),
       cut=True, oracle="pytrec_eval", source=_SET, sampled="duckrank.hit_at_rank(rank, {k})"),
-    M("f_measure", "duckrank.f_measure_of(q, {k}, {beta})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
-      ("k", "beta"), trec_eval=(spell("set_F", "beta^2"),), ir_measures=(set_spell("SetF"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
+    M("f_measure", "duckrank.f_measure_of(q, {k}, {beta}, {recall_weight})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
+      ("k", "beta", "recall_weight"), trec_eval=(spell("set_F", "beta^2"),), ir_measures=(set_spell("SetF"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
       cut=True, oracle="pytrec_eval", source=_SET),
     M("hit_rate", "duckrank.hit_rate_of(q, {k})", "hit@k = 1 if a relevant doc is in the top k, else 0",
       ("k", *SAMPLED_OPTIONS), trec_eval=(spell("success", "k", ("1", "5", "10")),), ir_measures=(spell("Success"),),

@@ -51,14 +51,14 @@ per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_val
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.recall IS 'R@k = relevant docs in the top k / R (cap: / min(R, k)) (per query)';
 
-CREATE OR REPLACE MACRO duckrank.f_measure(qrels, run, k := NULL, beta := 1.0, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.f_measure(qrels, run, k := NULL, beta := 1.0, recall_weight := NULL, rel_level := 1, ties := 'trec', max_rank := NULL,
+        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, beta := beta),
+        duckrank.option_problems(k := k, beta := beta, recall_weight := recall_weight),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.f_measure_of(q, k, beta), q.num_rel, empty) AS DOUBLE) AS value
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.f_measure_of(q, k, beta, recall_weight), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;

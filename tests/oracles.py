@@ -107,6 +107,11 @@ def judgments(qrels: Rows) -> dict[str, dict[str, float]]:
     return out
 
 
+def f_weight(options: dict[str, Any]) -> float:
+    """F's weight of recall, beta^2: recall_weight as given, else beta squared."""
+    return options["recall_weight"] if options.get("recall_weight") is not None else options["beta"] ** 2
+
+
 def rankings(run: Rows, qrels: Rows) -> dict[str, list[tuple[str, float]]]:
     """Each scored query's (doc_id, score) in rank order: score descending, then doc_id
     descending as strings (trec_eval's tie rule, duckrank's ties := 'trec')."""
@@ -229,10 +234,10 @@ def pytrec_eval_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: R
         requested.add(measure)
     elif metric == "f_measure" and k is None:
         # trec_eval's set_F.x computes (x + 1) P R / (x P + R): its parameter is beta squared.
-        measure, key = f"set_F.{options['beta'] ** 2}", "set_F"
+        measure, key = f"set_F.{f_weight(options)}", "set_F"
         requested.add(measure)
     elif metric == "f_measure":
-        beta2 = options["beta"] ** 2
+        beta2 = f_weight(options)
         requested |= {f"P.{k}", f"recall.{k}"}
 
         def derived(m: dict[str, float]) -> float:
