@@ -96,7 +96,7 @@ def _ranked_macro() -> str:
             f"WHERE (SELECT count(fired) FROM guard) = 0;\n"
             f"COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked relation every measure reads: one row per query "
             f"with its ranking in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, "
-            f"num_nonrel (sql/20_ranked.sql)';\n")
+            f"num_nonrel, num_judged (sql/20_ranked.sql)';\n")
 
 
 def _value(measure_name: str) -> str:

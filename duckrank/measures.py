@@ -24,12 +24,15 @@ from duckrank.registry import (ALL_TREC, METRICS, OPTIONS, RANKED_OPTIONS, TREC_
                                Metric, Spelling)
 
 # Spellings -> (metric, spelling). trec_eval's names are matched exactly (in another case only
-# when no other family has the name, or with a trec_eval parameter: p.5); the others in any case.
+# when no other family has the name, or with a trec_eval parameter: p.5); the others in their own
+# case first (ranx's bpref@5, ir_measures' Bpref), then in any case, the first family listed winning
+# (ir_measures, ranx, Microsoft Recommenders, duckrank's own).
 TREC_NAMES: dict[str, tuple[Metric, Spelling]] = {
     s.name: (m, s) for m in METRICS.values() for s in m.trec_eval}
-NAMES: dict[str, tuple[Metric, Spelling]] = {
-    s.name.lower(): (m, s) for m in METRICS.values() for s in (*m.ir_measures, *m.ranx, *m.recommenders, *m.aliases)
-    if s.parameter != "persistence"}
+_OTHER_SPELLINGS = [(m, s) for family in ("ir_measures", "ranx", "recommenders", "aliases") for m in METRICS.values()
+                    for s in getattr(m, family) if s.parameter != "persistence"]
+EXACT_NAMES: dict[str, tuple[Metric, Spelling]] = {s.name: (m, s) for m, s in reversed(_OTHER_SPELLINGS)}
+NAMES: dict[str, tuple[Metric, Spelling]] = {s.name.lower(): (m, s) for m, s in reversed(_OTHER_SPELLINGS)}
 # ranx's names, which take its -lN suffix; and its rbp, written with its persistence (rbp.95)
 RANX_NAMES = {s.name.lower() for m in METRICS.values() for s in m.ranx}
 PERSISTENCE: dict[str, tuple[Metric, Spelling]] = {
@@ -160,6 +163,8 @@ def _number(text: str, spelling: str) -> float | int:
 
 def _option_value(text: str, spelling: str) -> Any:
     text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":  # ir_measures quotes text: dcg='exp-log2'
+        return text[1:-1]
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
     if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text):
@@ -176,7 +181,7 @@ _TYPE_WORDS = {"integer": "a whole number", "number": "a number", "text": "a wor
 
 
 def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], given: dict[str, Any],
-           printed_name: str) -> Measure:
+           printed_name: str, rel_variant: str = "") -> Measure:
     """A Measure from what a spelling fixes and writes; each option's type is checked here, its
     value by the SQL library's generated checks (duckrank.option_problems), which word the message."""
     options: dict[str, Any] = {}
@@ -202,11 +207,13 @@ def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], gi
         else:
             allowed = ", ".join(sorted([*metric.options, *COMMON_OPTIONS])) or "none"
             raise MeasureError(f"measure {spelling!r}: {metric.name} has no option {name!r} (options: {allowed})")
+    if "beta" in options and "recall_weight" in options:  # one weight, said once
+        raise MeasureError(f"measure {spelling!r}: give beta or recall_weight (beta^2), not both")
     k = options.get("k")
     if k is not None and k < 1:
         raise MeasureError(f"measure {spelling!r}: the cutoff must be a positive integer, got {k!r}")
-    if rel_level is not None and metric.rel_variant:  # NumRet(rel=2) is ir_measures' count of grade >= 2
-        metric = METRICS[metric.rel_variant]
+    if rel_level is not None and rel_variant:  # NumRet(rel=2) is ir_measures' count of grade >= 2
+        metric = METRICS[rel_variant]
     return Measure(spelling, metric, tuple(options.items()), rel_level, printed_name or spelling, complete, unjudged)
 
 
@@ -249,7 +256,7 @@ def _parse_trec(spelling: str) -> Measure | None:
                                    f"out of that order averages other precisions than the levels name")
             given["recall_levels"] = levels
         elif param_option == "beta^2":  # trec_eval's set_F.x computes (x + 1) P R / (x P + R)
-            given["beta"] = float(_number(param, spelling)) ** 0.5
+            given["recall_weight"] = float(_number(param, spelling))
         elif "," in param_option:  # options by position: utility.1,-1,0,0
             names, values = param_option.split(","), param.split(",")
             if len(values) != len(names):
@@ -266,7 +273,7 @@ def _parse_trec(spelling: str) -> Measure | None:
             given[param_option] = value
         if "stand_in" in metric.options:  # trec_eval -c resets the stand-in's value by the bare name only
             given["stand_in"] = True
-    return _build(spelling, metric, spelled.fixed, given, printed_name)
+    return _build(spelling, metric, spelled.fixed, given, printed_name, spelled.rel_variant)
 
 
 GAIN_MAP_EXAMPLE = "nDCG(gain_map={1:3,2:9})@10 (trec_eval: ndcg.1=3,2=9)"
@@ -310,7 +317,9 @@ def _parse_duck(spelling: str) -> Measure | None:
     match = _DUCK_PATTERN.match(text)
     if not match:
         return None
-    if match["name"].lower() in NAMES:
+    if match["name"] in EXACT_NAMES:
+        metric, spelled = EXACT_NAMES[match["name"]]
+    elif match["name"].lower() in NAMES:
         metric, spelled = NAMES[match["name"].lower()]
     elif (match["options"] and (family := _trec_family(match["name"], True)) is not None
           and not TREC_NAMES[family][1].family):  # set_P(rel=2); not P_cut's list of cutoffs
@@ -326,15 +335,25 @@ def _parse_duck(spelling: str) -> Measure | None:
                 raise MeasureError(f"measure {spelling!r}: options are written name=value, e.g. nDCG(gain=exp)@10")
             key = key.strip().lower()
             key = dict(spelled.option_names).get(key, key)  # NERR10(p=...) is ir_measures' phi
-            if key == "gains":
+            values = {value: sets for option, value, sets in spelled.option_values if option == key}
+            if values:  # nDCG(dcg='exp-log2') is nDCG(gain=exp)
+                word = _option_value(value, spelling)
+                if word not in values:
+                    raise MeasureError(f"measure {spelling!r}: {spelled.name}'s {key} is one of "
+                                       f"{', '.join(repr(v) for v in values)}, got {word!r}")
+                given.update(values[word])
+            elif key == "gains":
                 given["gain_map"] = _ir_measures_gains(value, spelling)
             else:
                 given[key] = _braced_gain_map(value, spelling) if key == "gain_map" else _option_value(value, spelling)
-    if match["cutoff"] is not None:
+    if match["cutoff"] is not None and spelled.ignores_cutoff:  # ranx's r-precision@5: int(k), then unused
+        if not re.fullmatch(r"\d+", match["cutoff"].strip()):
+            raise MeasureError(f"measure {spelling!r}: the cutoff must be a whole number, got {match['cutoff']!r}")
+    elif match["cutoff"] is not None:
         if metric.cutoff is None or not spelled.cutoff:
             raise MeasureError(f"measure {spelling!r}: {match['name']} takes no @cutoff")
         given[metric.cutoff] = _number(match["cutoff"], spelling)
-    return _build(spelling, metric, spelled.fixed, given, spelling)
+    return _build(spelling, metric, spelled.fixed, given, spelling, spelled.rel_variant)
 
 
 def _parse_persistence(text: str, spelling: str) -> Measure | None:
@@ -390,8 +409,12 @@ def parse_measure(spelling: str) -> Measure:
     suffix = _RANX_LEVEL.match(spelling.strip())
     base = suffix["base"] if suffix else spelling
     persistence = _parse_persistence(base, spelling)
-    # then trec_eval spellings: 'map', 'P.5', 'ndcg' mean exactly trec_eval's measures.
-    measure = persistence or _parse_trec(base) or _parse_duck(base)
+    # then trec_eval spellings: 'map', 'P.5', 'ndcg' mean exactly trec_eval's measures; with ranx's -lN
+    # suffix ranx's names come first (bpref-l2 is ranx's bpref)
+    if suffix:
+        measure = persistence or _parse_duck(base) or _parse_trec(base)
+    else:
+        measure = persistence or _parse_trec(base) or _parse_duck(base)
     if measure is not None and suffix:
         return _at_ranx_level(measure, base, int(suffix["level"]), spelling, persistence is not None)
     if measure is None and spelling.strip() in TREC_UNREAD_SETS:

@@ -92,6 +92,11 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
     Param("cap", "boolean", False, "divide by min(R, k) instead of R (trec_eval relative_P)", valid="cap IS NOT NULL",
           must="be true or false"),
     Param("beta", "number", 1.0, "weight of recall against precision", valid="beta > 0", must="be positive"),
+    # trec_eval's set_F.x: x is beta^2, and sqrt(x)^2 is not always x in doubles (set_F.0.3 would print
+    # 0.4062 for trec_eval's 0.4063 with 4 of 6 relevant docs among 11 retrieved)
+    Param("recall_weight", "number", None, "F's beta^2 as given, as trec_eval's set_F.x reads it (NULL: beta * beta; "
+          "give beta or recall_weight)", valid="recall_weight IS NULL OR recall_weight > 0",
+          must="be positive (or NULL for beta * beta)"),
     Param("denominator", "text", "R", "what AP divides by: R (trec_eval), min(R, k), or the hits in the top k",
           choices=("R", "min", "hits")),
     Param("mult", "number", 1.0, "R-precision's cutoff is floor(mult * R + 0.9) (trec_eval Rprec_mult)",
@@ -279,6 +284,13 @@ class Spelling:
     family: tuple[str, ...] = ()
     cutoff: bool = True  # whether it takes @k where its metric has a cutoff (ir_measures' SetP does not)
     option_names: tuple[tuple[str, str], ...] = ()  # its own names of options: ir_measures' NERR10(p=) is phi
+    # its own options that stand for duckrank's: (option, value, the options that value sets), e.g.
+    # ir_measures' nDCG(dcg='exp-log2') is nDCG(gain=exp); a value not listed is refused
+    option_values: tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...] = ()
+    ignores_cutoff: bool = False  # reads @k and ignores it, as ranx reads r-precision@5 and bpref@5
+    # the metric it means when it sets rel= (ir_measures: NumRet(rel=N) counts the retrieved docs of
+    # grade >= N, its NumRelRet at that level; RBP(rel=N) is cwl_eval's binary RBP)
+    rel_variant: str = ""
 
 
 def spell(name: str, parameter: str | None = None, family: tuple[str, ...] = (), **fixed: Any) -> Spelling:
@@ -332,9 +344,6 @@ class Metric:
     # the top grade), never how many were retrieved beyond k: a run cut to each query's top k gives
     # the same value, so it may be scored from such a cut.
     cut: bool = False
-    # The metric a spelling that sets rel= means instead (ir_measures: NumRet(rel=N) counts the
-    # retrieved docs of grade >= N, which is its NumRelRet at that level).
-    rel_variant: str = ""
 
     @property
     def cutoff(self) -> str | None:
@@ -410,8 +419,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       ir_measures=(spell("R"), set_spell("SetR"), set_spell("SetRelP", cap=True)), ranx=(spell("recall"),),
       recommenders=(spell("recall_at_k", k=MS_K),),
       cut=True, oracle="pytrec_eval", source=_SET, sampled="duckrank.hit_at_rank(rank, {k})"),
-    M("f_measure", "duckrank.f_measure_of(q, {k}, {beta})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
-      ("k", "beta"), trec_eval=(spell("set_F", "beta^2"),), ir_measures=(set_spell("SetF"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
+    M("f_measure", "duckrank.f_measure_of(q, {k}, {beta}, {recall_weight})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
+      ("k", "beta", "recall_weight"), trec_eval=(spell("set_F", "beta^2"),), ir_measures=(set_spell("SetF"),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
       cut=True, oracle="pytrec_eval", source=_SET),
     M("hit_rate", "duckrank.hit_rate_of(q, {k})", "hit@k = 1 if a relevant doc is in the top k, else 0",
       ("k", *SAMPLED_OPTIONS), trec_eval=(spell("success", "k", ("1", "5", "10")),), ir_measures=(spell("Success"),),
@@ -432,15 +441,20 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       sampled="duckrank.reciprocal_at_rank(rank, {k})"),
     M("r_precision", "duckrank.r_precision_of(q, {mult})", "R-precision = P@R (mult: P@floor(mult R + 0.9))",
       ("mult",), trec_eval=(spell("Rprec"), spell("Rprec_mult", "mult", RPREC_MULTS)), ir_measures=(spell("Rprec"),),
-      ranx=(spell("r-precision"),), aliases=(spell("r-prec"), spell("r_precision")), oracle="pytrec_eval",
+      ranx=(Spelling("r-precision", ignores_cutoff=True),), aliases=(spell("r-prec"), spell("r_precision")),
+      oracle="pytrec_eval",
       source=_SET),
     M("recommenders_r_precision", "duckrank.recommenders_r_precision_of(q, {k})", "Microsoft Recommenders' "
       "R-precision@k = relevant docs in the top min(R, k) / R; a query with none there has no value (MS's mean "
       "leaves it out)", ("k",), recommenders=(spell("r_precision_at_k", k=MS_K),),
       aliases=(spell("recommenders_r_precision"),), cut=True, oracle="recommenders", source=_SET),
     M("bpref", "duckrank.bpref_of(q)", "bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R)",
-      trec_eval=(spell("bpref"),), ir_measures=(spell("Bpref"),), ranx=(spell("bpref"),), oracle="pytrec_eval",
-      source=_RANK),
+      trec_eval=(spell("bpref"),), ir_measures=(spell("Bpref"),), oracle="pytrec_eval", source=_RANK),
+    # ranx's bpref (ranx/metrics/bpref.py): its `bpref` alone is trec_eval's (the README's collision
+    # table); ranx's own forms bpref@k (k ignored, as ranx ignores it) and bpref-lN are this one
+    M("ranx_bpref", "duckrank.ranx_bpref_of(q)", "ranx's bpref: trec_eval's, but a negative grade is judged "
+      "non-relevant, and with no judged non-relevant doc a relevant doc retrieved makes it NaN (ranx's 0 / 0)",
+      ranx=(Spelling("bpref", ignores_cutoff=True),), aliases=(spell("ranx_bpref"),), oracle="ranx", source=_RANK),
     M("interpolated_precision", "duckrank.interpolated_precision_of(q, {recall}, {recall_cutoff})",
       "iP@r = the best precision where recall reaches r (round(r R) relevant docs)", ("recall", "recall_cutoff"),
       trec_eval=(spell("iprec_at_recall", "recall", RECALL_LEVELS),),
@@ -458,17 +472,21 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       ("k", "gain", "gain_map", "ideal"), aliases=(spell("idcg"),), cut=True, oracle="formula", source=_GAIN),
     M("ndcg", "duckrank.ndcg_of(q, {k}, {ideal})", "nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0",
       ("k", "gain", "gain_map", "ideal", *SAMPLED_OPTIONS),
-      trec_eval=(spell("ndcg", "gain_map"), spell("ndcg_cut", "k", CUTOFFS)), ir_measures=(spell("nDCG"),),
+      trec_eval=(spell("ndcg", "gain_map"), spell("ndcg_cut", "k", CUTOFFS)),
+      ir_measures=(Spelling("nDCG", option_values=(("dcg", "log2", (("gain", "linear"),)),
+                                                   ("dcg", "exp-log2", (("gain", "exp"),)))),),
       ranx=(spell("ndcg"), spell("ndcg_burges", gain="exp")),
       recommenders=(spell("ndcg_at_k", k=MS_K, gain="binary", complete=True),), cut=True, oracle="pytrec_eval", source=_GAIN,
       sampled="duckrank.discount_at_rank(rank, {k})"),
     M("err", "duckrank.err_of(q, {k})", "ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), "
-      "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR"),), cut=True, oracle="formula", source=_GAIN),
+      "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR", g_max=4),),
+      aliases=(spell("expected_reciprocal_rank"),), cut=True, oracle="formula", source=_GAIN),
     M("rbp", "duckrank.rbp_of(q, {k}, {p}, {graded}, {scaled})", "RBP(p)@k = (1 - p) sum over i <= k of w(i) "
       "p^(i-1), w = grade / max(1, the query's top grade) (graded, scaled), the grade of a relevant doc (graded) or "
       "rel(i)", ("k", "p", "graded", "scaled"),
-      trec_eval=(spell("rbp", "named", p=0.9),), ir_measures=(spell("RBP"),),
-      ranx=(Spelling("rbp", (("scaled", False),), "persistence", cutoff=False),), cut=True, oracle="ranx",
+      trec_eval=(spell("rbp", "named", p=0.9),), ir_measures=(Spelling("RBP", rel_variant="cwl_rbp"),),
+      ranx=(Spelling("rbp", (("scaled", False),), "persistence", cutoff=False),),
+      aliases=(spell("rank_biased_precision"),), cut=True, oracle="ranx",
       also=(("residual", "rbp_residual"),), source=_GAIN),
     M("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p}, {stand_in})", "RBP's residual: the weight of the "
       "unjudged docs in the top k and of the ranks beyond", ("k", "p", "stand_in"), trec_eval=(spell("rbp_resid", "named", p=0.9),),
@@ -480,12 +498,16 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       "min(K, the rank where the gain so far reaches T)", ("k", "t", *_CWL_GAINS), ir_measures=(spell("BPM"),),
       cut=True, oracle="ir_measures", source=_CWL),
     M("sdcg", "duckrank.sdcg_of(q, {k}, {min_rel}, {max_rel})", "SDCG@k = DCG@k / the DCG@k of k docs of gain 1",
-      ("k", *_CWL_GAINS), ir_measures=(spell("SDCG"),), cut=True, oracle="ir_measures", source=_CWL),
+      ("k", *_CWL_GAINS), ir_measures=(Spelling("SDCG", option_values=(("dcg", "log2", ()),)),), cut=True,
+      oracle="ir_measures", source=_CWL),
     M("inst", "duckrank.inst_of(q, {t}, {min_rel}, {max_rel})", "INST(T): C/W/L rate of gain, C(i) = ((i + 2T - "
       "gain so far - 1) / (i + 2T - gain so far))^2", ("t", *_CWL_GAINS), ir_measures=(spell("INST"),),
       oracle="ir_measures", source=_CWL),
     M("insq", "duckrank.insq_of(q, {t}, {min_rel}, {max_rel})", "INSQ(T): C/W/L rate of gain, C(i) = ((i + 2T - 1) "
       "/ (i + 2T))^2", ("t", *_CWL_GAINS), ir_measures=(spell("INSQ"),), oracle="ir_measures", source=_CWL),
+    M("cwl_rbp", "duckrank.cwl_rbp_of(q, {p})", "cwl_eval's RBP(p), ir_measures' RBP(rel=N): (1 - p) sum over "
+      "ranks i <= 1000 of rel(i) p^(i-1), / (1 - p^1000)", ("p",), aliases=(spell("cwl_rbp"),),
+      oracle="ir_measures", source=_CWL),
     M("nerr8", "duckrank.nerr8_of(q, {k}, {min_rel}, {max_rel})", "NERR8@k: C/W/L rate of gain, C(i) = 1 - g(i) "
       "before rank k", ("k", *_CWL_GAINS), ir_measures=(spell("NERR8"),), cut=True, oracle="ir_measures", source=_CWL),
     M("nerr9", "duckrank.nerr9_of(q, {k}, {min_rel}, {max_rel})", "NERR9@k: C/W/L rate of gain, C(i) = i / (i + 1) "
@@ -575,7 +597,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       "misses (complete)", summary="sum", ir_measures=(spell("NumQ"),),
       aliases=(spell("num_run_queries"),), oracle="ir_measures", source=_SET),
     M("num_ret", "q.num_ret", "documents retrieved", summary="sum", trec_eval=(spell("num_ret"),),
-      ir_measures=(spell("NumRet"),), rel_variant="num_rel_ret", oracle="pytrec_eval", source="sql/20_ranked.sql"),
+      ir_measures=(Spelling("NumRet", rel_variant="num_rel_ret"),), oracle="pytrec_eval", source="sql/20_ranked.sql"),
     M("num_rel", "q.num_rel", "relevant documents (R)", summary="sum", trec_eval=(spell("num_rel"),),
       ir_measures=(spell("NumRel"),), oracle="pytrec_eval", source="sql/20_ranked.sql"),
     M("num_rel_ret", "duckrank.num_rel_ret_of(q)", "relevant documents retrieved", summary="sum",

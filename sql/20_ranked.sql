@@ -40,6 +40,7 @@
 --   num_ret     documents retrieved (up to max_rank; after unjudged := 'skip')
 --   num_rel     R, relevant docs of the query in the qrels
 --   num_nonrel  judged non-relevant docs of the query in the qrels (bpref's N)
+--   num_judged  judged docs of the query in the qrels, whatever their grade (ranx's bpref: N = num_judged - R)
 --   top_grade   the query's highest grade in the qrels, at least 0 (graded RBP's scale)
 --   zero_filled a query the run has not (complete := true), which trec_eval -c scores on a stand-in
 --               ranking of one unjudged doc (duckrank.stand_in_docs) that it then mostly zeroes;
@@ -299,7 +300,7 @@ grade_blocks AS (
 -- Per query: R, N and the positive-gain blocks best first, each with its first rank (the docs of
 -- the blocks before it, plus one) and its summed discount.
 query_stats AS (
-    SELECT query_id, num_rel, num_nonrel, top_grade,
+    SELECT query_id, num_rel, num_nonrel, num_judged, top_grade,
            list_transform(
                list_transform(blocks, lambda b, i: {
                    'first_rank': 1 + coalesce(list_sum(list_transform(blocks[1:i - 1], lambda p: p.docs)), 0),
@@ -309,6 +310,7 @@ query_stats AS (
     FROM (SELECT query_id,
                  CAST(sum(docs * duckrank.relevant(grade, rel_level)) AS BIGINT) AS num_rel,
                  CAST(sum(docs * duckrank.judged_nonrelevant(grade, rel_level)) AS BIGINT) AS num_nonrel,
+                 CAST(sum(docs) AS BIGINT) AS num_judged,
                  greatest(max(grade), 0) AS top_grade,
                  coalesce(list({'docs': docs, 'gain': block_gain} ORDER BY block_gain DESC, grade DESC)
                               FILTER (WHERE block_gain > 0), []) AS blocks
@@ -355,10 +357,10 @@ guard AS (
     SELECT duckrank.raise_problems(string_agg(problem, chr(10))) AS fired FROM problems
 )
 SELECT s.query_id, coalesce(r.docs, []) AS docs, s.ideal, coalesce(r.num_ret, 0) AS num_ret,
-       s.num_rel, s.num_nonrel, s.top_grade, r.query_id IS NULL AND unjudged <> 'skip' AND coalesce(max_rank, 1) > 0 AS zero_filled,
+       s.num_rel, s.num_nonrel, s.num_judged, s.top_grade, r.query_id IS NULL AND unjudged <> 'skip' AND coalesce(max_rank, 1) > 0 AS zero_filled,
        NOT judged_only AS all_docs,
        ties AS tie_rule
 FROM query_stats s
 LEFT JOIN ranked_docs r ON r.query_id = s.query_id
 WHERE (complete OR r.query_id IS NOT NULL) AND (SELECT count(fired) FROM guard) = 0;
-COMMENT ON MACRO TABLE duckrank.rank_queries IS 'the ranked relation every metric reads: one row per query with its ranking as a list in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, num_nonrel';
+COMMENT ON MACRO TABLE duckrank.rank_queries IS 'the ranked relation every metric reads: one row per query with its ranking as a list in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, num_nonrel, num_judged';

@@ -28,16 +28,18 @@ CREATE OR REPLACE MACRO duckrank.recall_of(q, k, cap) AS
                    CASE WHEN cap THEN least(q.num_rel, coalesce(k, q.num_ret)) ELSE q.num_rel END);
 COMMENT ON MACRO duckrank.recall_of IS 'R@k = sum_{i<=k} rel(i) / R, 0 if R = 0; cap := true divides by min(R, k) (k NULL: min(R, retrieved), set_relative_P)';
 
--- F_beta@k = (1 + b^2) P R / (b^2 P + R), 0 when nothing relevant is retrieved. k NULL: trec_eval
--- set_F. Computed as m_set_F.c writes it, not as the equal (1 + b^2) hits / (b^2 R + k): the two
--- round apart by an ulp, which prints another 4th decimal where the value is 0.xxxx5 (5 hits,
--- R = 6, 58 retrieved: 0.15625 one way, 0.15625000000000003 the other).
-CREATE OR REPLACE MACRO duckrank.f_measure_of(q, k, beta) AS
-    CASE WHEN duckrank.hits_of(q, k) > 0
-         THEN (CAST(beta AS DOUBLE) * beta + 1.0) * duckrank.precision_of(q, k) * duckrank.recall_of(q, k, false)
-              / (CAST(beta AS DOUBLE) * beta * duckrank.precision_of(q, k) + duckrank.recall_of(q, k, false))
-         ELSE 0.0 END;
-COMMENT ON MACRO duckrank.f_measure_of IS 'F_beta@k = (1+b^2) P R / (b^2 P + R); k NULL: set_F';
+-- F_beta@k = (1 + x) P R / (x P + R), x = b^2, 0 when nothing relevant is retrieved. k NULL:
+-- trec_eval set_F. Computed as m_set_F.c writes it, not as the equal (1 + x) hits / (x R + k): the
+-- two round apart by an ulp, which prints another 4th decimal where the value is 0.xxxx5 (5 hits,
+-- R = 6, 58 retrieved: 0.15625 one way, 0.15625000000000003 the other). x is recall_weight when
+-- given (set_F.x's own x), else beta * beta.
+CREATE OR REPLACE MACRO duckrank.f_measure_of(q, k, beta, recall_weight) AS
+    list_transform([coalesce(CAST(recall_weight AS DOUBLE), CAST(beta AS DOUBLE) * beta)], lambda x:
+        CASE WHEN duckrank.hits_of(q, k) > 0
+             THEN (x + 1.0) * duckrank.precision_of(q, k) * duckrank.recall_of(q, k, false)
+                  / (x * duckrank.precision_of(q, k) + duckrank.recall_of(q, k, false))
+             ELSE 0.0 END)[1];
+COMMENT ON MACRO duckrank.f_measure_of IS 'F_beta@k = (1+x) P R / (x P + R), x = recall_weight or b^2; k NULL: set_F';
 
 -- hit@k (success@k): 1 if any relevant document is retrieved at ranks <= k.
 CREATE OR REPLACE MACRO duckrank.hit_rate_of(q, k) AS

@@ -44,6 +44,23 @@ CREATE OR REPLACE MACRO duckrank.bpref_of(q) AS
         q.tie_rule, 'bpref');
 COMMENT ON MACRO duckrank.bpref_of IS 'bpref = (1/R) sum_{relevant retrieved r} (1 - min(n_r, R) / min(N, R)) (trec_eval bpref)';
 
+-- ranx's bpref (ranx 0.3.21, ranx/metrics/bpref.py): the same sum, but every judged doc below the
+-- relevance level is non-relevant, a negative grade too (in n_r and in N = num_judged - R); with
+-- N = 0 a relevant doc retrieved adds 1 - 0 / 0, NaN (trec_eval adds 1); 0 when R = 0 (ranx's numba
+-- kernel; its plain Python divides 0 by 0).
+CREATE OR REPLACE MACRO duckrank.ranx_bpref_of(q) AS
+    duckrank.needs_strict_ties(
+        CASE WHEN q.num_rel = 0 THEN 0.0
+             ELSE coalesce(list_sum(list_transform(
+                      list_filter(list_transform(list_filter(q.docs, lambda d: d.grade IS NOT NULL),
+                                                 lambda d, p: CASE WHEN d.rel > 0 THEN p END),
+                                  lambda p: p IS NOT NULL),
+                      lambda p, j: CASE WHEN q.num_judged = q.num_rel THEN 'NaN'::DOUBLE
+                                        ELSE 1.0 - least(p - j, q.num_rel) / least(q.num_judged - q.num_rel, q.num_rel) END)),
+                           0.0) / q.num_rel END,
+        q.tie_rule, 'bpref');
+COMMENT ON MACRO duckrank.ranx_bpref_of IS 'ranx''s bpref: trec_eval''s, a negative grade judged non-relevant, NaN where N = 0 and a relevant doc is retrieved';
+
 -- The relevant docs recall level r needs among R: round(r * R), half away from zero, as trec_eval 10;
 -- recall_cutoff := 'trec_eval9': floor(r * R + 0.9), as trec_eval 9 (pytrec_eval, ir_measures' IPrec).
 CREATE OR REPLACE MACRO duckrank.recall_cutoff(recall, num_rel, rule) AS

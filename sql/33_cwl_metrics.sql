@@ -106,6 +106,15 @@ CREATE OR REPLACE MACRO duckrank.nerr9_of(q, k, min_rel, max_rel) AS
                              'log_power': 0.0, 'stop_at_gain': 1.0, 'goal': CAST(NULL AS DOUBLE)}, min_rel, max_rel, 'NERR9');
 COMMENT ON MACRO duckrank.nerr9_of IS 'NERR9@k: C(i) = i / (i + 1) (1 - g(i)) for i < k, else 0 (cwl_eval)';
 
+-- RBP(p) as cwl_eval computes it for ir_measures' RBP(rel=N): C(i) = p, binary gains (relevant: grade
+-- >= N), so W(i) = p^(i-1) / sum_{j<=1000} p^(j-1) = (1 - p) p^(i-1) / (1 - p^1000). Linear in the
+-- gains: a tie's docs may share their mean relevance.
+CREATE OR REPLACE MACRO duckrank.cwl_rbp_of(q, p) AS
+    (1 - CAST(p AS DOUBLE)) * coalesce(list_sum(list_transform(list_filter(q.docs, lambda d: d.rank <= 1000),
+                                                               lambda d: d.tied_rel * power(CAST(p AS DOUBLE), d.rank - 1))), 0.0)
+    / (1 - power(CAST(p AS DOUBLE), 1000));
+COMMENT ON MACRO duckrank.cwl_rbp_of IS 'RBP(p) of cwl_eval: (1 - p) sum_{i<=1000} rel(i) p^(i-1) / (1 - p^1000)';
+
 -- Equation 10: C(i) = phi (1 - g(i)), RBP's patience.
 CREATE OR REPLACE MACRO duckrank.nerr10_of(q, phi, min_rel, max_rel) AS
     duckrank.cwl_rate_of(q, NULL, {'patience': CAST(phi AS DOUBLE), 'shift': 1.0, 'shift_per_gain': 0.0, 'ratio_power': 0.0,

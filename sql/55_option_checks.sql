@@ -20,11 +20,11 @@ CREATE OR REPLACE MACRO duckrank.convention_problems(rel_level := 1, ties := 'tr
              THEN 'duplicates must be one of error, max; got ' || duckrank.show(duplicates) END), '');
 COMMENT ON MACRO duckrank.convention_problems IS 'check the ranking conventions; returns the problems as text, NULL if none';
 
-CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, denominator := 'R', mult := 1.0, recall := 0.0, recall_levels := [0.0,
-        0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], recall_cutoff := 'round', gain := 'linear',
-        gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL, p := 0.8,
-        graded := true, scaled := true, t := 1.0, phi := 0.9, min_rel := 0, max_rel := 1, persistence := 0.95,
-        normalize := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
+CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta := 1.0, recall_weight := NULL, denominator := 'R', mult := 1.0, recall := 0.0,
+        recall_levels := [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], recall_cutoff := 'round',
+        gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels', g_max := NULL,
+        p := 0.8, graded := true, scaled := true, t := 1.0, phi := 0.9, min_rel := 0, max_rel := 1,
+        persistence := 0.95, normalize := true, weight := 'impressions', threshold := 0.5, retrieved_relevant := 1.0,
         retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0, collection_size := 0,
         stand_in := false, sampled := NULL, correction := 'bv', alpha := 0.5, patience := 0.5, head := 0.2,
         similarity := 'cooccurrence') AS
@@ -35,6 +35,8 @@ CREATE OR REPLACE MACRO duckrank.option_problems(k := NULL, cap := false, beta :
              THEN 'cap must be true or false; got ' || duckrank.show(cap) END,
         CASE WHEN NOT coalesce(beta > 0, false)
              THEN 'beta must be positive; got ' || duckrank.show(beta) END,
+        CASE WHEN NOT coalesce(recall_weight IS NULL OR recall_weight > 0, false)
+             THEN 'recall_weight must be positive (or NULL for beta * beta); got ' || duckrank.show(recall_weight) END,
         CASE WHEN NOT coalesce(denominator IN ('R', 'min', 'hits'), false)
              THEN 'denominator must be one of R, min, hits; got ' || duckrank.show(denominator) END,
         CASE WHEN NOT coalesce(mult > 0, false)

@@ -11,7 +11,7 @@ WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.score_problems(run))) AS fired)
 SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, g_max, duplicates, judged_only)
 WHERE (SELECT count(fired) FROM guard) = 0;
-COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked relation every measure reads: one row per query with its ranking in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, num_nonrel (sql/20_ranked.sql)';
+COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked relation every measure reads: one row per query with its ranking in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, num_nonrel, num_judged (sql/20_ranked.sql)';
 
 CREATE OR REPLACE MACRO duckrank.precision(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
@@ -51,14 +51,14 @@ per_query AS (SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sampled_val
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.recall IS 'R@k = relevant docs in the top k / R (cap: / min(R, k)) (per query)';
 
-CREATE OR REPLACE MACRO duckrank.f_measure(qrels, run, k := NULL, beta := 1.0, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
-        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+CREATE OR REPLACE MACRO duckrank.f_measure(qrels, run, k := NULL, beta := 1.0, recall_weight := NULL, rel_level := 1, ties := 'trec', max_rank := NULL,
+        complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, beta := beta),
+        duckrank.option_problems(k := k, beta := beta, recall_weight := recall_weight),
         duckrank.score_problems(run))) AS fired),
 per_query AS (
-    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.f_measure_of(q, k, beta), q.num_rel, empty) AS DOUBLE) AS value
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.f_measure_of(q, k, beta, recall_weight), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
@@ -171,6 +171,18 @@ per_query AS (
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.bpref IS 'bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R) (per query)';
+
+CREATE OR REPLACE MACRO duckrank.ranx_bpref(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.ranx_bpref_of(q), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.ranx_bpref IS 'ranx''s bpref: trec_eval''s, but a negative grade is judged non-relevant, and with no judged non-relevant doc a relevant doc retrieved makes it NaN (ranx''s 0 / 0) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.interpolated_precision(qrels, run, recall := 0.0, recall_cutoff := 'round', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
@@ -363,6 +375,19 @@ per_query AS (
     WHERE (SELECT count(fired) FROM guard) = 0)
 SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.insq IS 'INSQ(T): C/W/L rate of gain, C(i) = ((i + 2T - 1) / (i + 2T))^2 (per query)';
+
+CREATE OR REPLACE MACRO duckrank.cwl_rbp(qrels, run, p := 0.8, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
+        unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
+WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.option_problems(p := p),
+        duckrank.score_problems(run))) AS fired),
+per_query AS (
+    SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.cwl_rbp_of(q, p), q.num_rel, empty) AS DOUBLE) AS value
+    FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
+    WHERE (SELECT count(fired) FROM guard) = 0)
+SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
+COMMENT ON MACRO TABLE duckrank.cwl_rbp IS 'cwl_eval''s RBP(p), ir_measures'' RBP(rel=N): (1 - p) sum over ranks i <= 1000 of rel(i) p^(i-1), / (1 - p^1000) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.nerr8(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE

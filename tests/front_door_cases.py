@@ -58,7 +58,7 @@ NUMBER_VALUES: dict[str, float] = {"k": 3, "beta": 2.0, "mult": 0.5, "recall": 0
                                    "threshold": 0.7, "retrieved_relevant": 2.0, "retrieved_nonrelevant": -0.5,
                                    "missed_relevant": -1.0, "missed_nonrelevant": 0.25, "collection_size": 50,
                                    "sampled": 50, "head": 0.5, "t": 2.0, "phi": 0.5, "min_rel": -1, "max_rel": 3,
-                                   "persistence": 0.5, "alpha": 0.3, "patience": 0.9}
+                                   "persistence": 0.5, "alpha": 0.3, "patience": 0.9, "recall_weight": 0.3}
 
 
 def option_values(name: str) -> list[Any]:
@@ -123,7 +123,8 @@ def spelling(metric: Metric) -> str:
     name; trec_eval's when it has only those (num_nonrel_judged_ret, gm_map, gm_bpref)."""
     for candidate in (*metric.ir_measures, *metric.ranx, *metric.aliases, *metric.trec_eval):
         if (not candidate.fixed and candidate.parameter is None and candidate.name not in FAMILIES
-                and candidate.cutoff):  # (ir_measures' SetP takes no @k)
+                and candidate.cutoff and not candidate.ignores_cutoff  # (ir_measures' SetP takes no @k)
+                and not candidate.rel_variant):  # (RBP(rel=2) is cwl_eval's binary RBP)
             return candidate.name
     raise AssertionError(f"{metric.name} has no plain spelling")
 
@@ -192,8 +193,9 @@ def metric_cases(metric: Metric, depth: str) -> list[Case]:
         cases.append(make_case(metric, {"recall_levels": RECALL_LEVELS}, measure=RECALL_LEVELS_SPELLING))
     if settable and depth == "combined":
         # sampled lists refuse -M, which the combined settings set: the options depth covers them
+        # recall_weight is F's beta given squared: F takes one or the other
         cases.append(make_case(metric, {name: option_values(name)[0] for name in settable
-                                        if name not in SAMPLED_OPTIONS}))
+                                        if name not in (*SAMPLED_OPTIONS, "recall_weight")}))
     # a table macro's extra columns (RBP's residual) against the measure they name, with the
     # options that measure has
     for column, other in metric.also:

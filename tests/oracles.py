@@ -107,6 +107,11 @@ def judgments(qrels: Rows) -> dict[str, dict[str, float]]:
     return out
 
 
+def f_weight(options: dict[str, Any]) -> float:
+    """F's weight of recall, beta^2: recall_weight as given, else beta squared."""
+    return options["recall_weight"] if options.get("recall_weight") is not None else options["beta"] ** 2
+
+
 def rankings(run: Rows, qrels: Rows) -> dict[str, list[tuple[str, float]]]:
     """Each scored query's (doc_id, score) in rank order: score descending, then doc_id
     descending as strings (trec_eval's tie rule, duckrank's ties := 'trec')."""
@@ -229,10 +234,10 @@ def pytrec_eval_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: R
         requested.add(measure)
     elif metric == "f_measure" and k is None:
         # trec_eval's set_F.x computes (x + 1) P R / (x P + R): its parameter is beta squared.
-        measure, key = f"set_F.{options['beta'] ** 2}", "set_F"
+        measure, key = f"set_F.{f_weight(options)}", "set_F"
         requested.add(measure)
     elif metric == "f_measure":
-        beta2 = options["beta"] ** 2
+        beta2 = f_weight(options)
         requested |= {f"P.{k}", f"recall.{k}"}
 
         def derived(m: dict[str, float]) -> float:
@@ -366,6 +371,17 @@ def ranx_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows, re
         if scaled:
             values = {q: v / max(1, *by_query[q].values()) for q, v in values.items()}
         return values
+    elif metric == "ranx_bpref":
+        # ranx's own bpref, given every judgment as it is (a negative grade is judged non-relevant to
+        # it). A query without a relevant doc: ranx's numba kernel gives 0 (ranx.evaluate with the JIT
+        # on), the plain Python this worker runs divides 0 by 0; its value is taken as the kernel's.
+        if not float(rel_level).is_integer():
+            pytest.skip("ranx's relevance level is a whole number")
+        name = f"bpref-l{int(rel_level)}"
+        ranx_qrels = {q: {d: int(g) for d, g in by_query[q].items()} for q in ranked}
+        ranx_run = {q: rank_scores(docs) for q, docs in ranked.items()}
+        values = _ranx(ranx_qrels, ranx_run, name)
+        return {q: 0.0 if not any(g >= rel_level for g in by_query[q].values()) else v for q, v in values.items()}
     elif metric == "hits":  # ranx's hits@k: the relevant docs (grade >= its -lN level) in the top k
         if not float(rel_level).is_integer():
             pytest.skip("ranx's relevance level is a whole number")
@@ -449,6 +465,13 @@ def ir_measures_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: R
         scores = {q: rank_scores(docs) for q, docs in ranked.items()}
         judged = [ir_measures.Qrel(q, d, int(g)) for q, d, g in qrels]
         return {m.query_id: float(m.value) for m in ir_measures.cwl_eval.iter_calc([cwl_measure(metric, options)], judged, scores)
+                if m.query_id in ranked}
+    if metric == "cwl_rbp":  # ir_measures' RBP(rel=N): cwl_eval's binary RBP at the relevance level
+        ranked = rankings(run, qrels)
+        scores = {q: rank_scores(docs) for q, docs in ranked.items()}
+        judged = [ir_measures.Qrel(q, d, int(g)) for q, d, g in qrels]
+        measure = ir_measures.RBP(rel=int(rel_level), p=float(options["p"]))
+        return {m.query_id: float(m.value) for m in ir_measures.cwl_eval.iter_calc([measure], judged, scores)
                 if m.query_id in ranked}
     if metric == "compat":
         # ir_measures orders the ranking's ties by doc_id ascending and a grade of its ideal ranking by

@@ -89,7 +89,7 @@ def test_spelling_families_agree(spellings):
 @pytest.mark.parametrize("spelling, metric, options, printed", [
     ("rbp.p=0.95", "rbp", {"p": 0.95}, "rbp_p=0.95"),  # trec_eval's name=value parameters
     ("rbp_resid.p=0.5", "rbp_residual", {"p": 0.5}, "rbp_resid_p=0.5"),
-    ("set_F.0.25", "f_measure", {"beta": 0.5}, "set_F_0.25"),  # trec_eval's x is beta squared
+    ("set_F.0.25", "f_measure", {"recall_weight": 0.25}, "set_F_0.25"),  # trec_eval's x is beta squared
     ("utility.2,-1,0.5,0", "utility", {"retrieved_relevant": 2.0, "retrieved_nonrelevant": -1.0,
                                        "missed_relevant": 0.5, "missed_nonrelevant": 0.0}, "utility_2,-1,0.5,0"),
     ("G.1=3,2=9", "normalized_gain", {"gain_map": {1.0: 3.0, 2.0: 9.0}}, "G_1=3,2=9"),
@@ -314,7 +314,7 @@ def test_unknown_measure_suggests_close_names():
 
 
 @pytest.mark.parametrize("spelling, fragment", [
-    ("P@0", "positive integer"), ("P@x", "not a number"), ("bpref@10", "takes no @cutoff"),
+    ("P@0", "positive integer"), ("P@x", "not a number"), ("Bpref@10", "takes no @cutoff"),
     ("AP(denom=min)", "no option 'denom'"), ("nDCG(gain)@10", "name=value"), ("P.5.5.5", "not a number"),
 ])
 def test_malformed_measures(spelling, fragment):

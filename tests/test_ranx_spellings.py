@@ -5,9 +5,10 @@ suffix -lN (ndcg@10-l2: grade >= 2 is relevant, and ranx's gains count only thos
 Oracle: ranx itself (in a process of its own with numba's JIT off, as tests/oracles.py runs it), with
 make_comparable=True, on generated tie-free runs with graded, zero and negative labels, relevant docs
 never retrieved, a query whose judgments are all 0, a qrels query the run misses (ranx scores it 0:
-complete=True) and a run query the qrels lack. bpref is compared on data without negative grades and
-a judged non-relevant and a relevant doc in every query: there ranx's bpref and trec_eval's agree
-(README: which wins where they differ)."""
+complete=True) and a run query the qrels lack. Plain `bpref` is trec_eval's (README: the collision
+table), compared here on data without negative grades and with a judged non-relevant and a relevant
+doc in every query, where ranx's bpref and trec_eval's agree; ranx's own (bpref@k, bpref-lN) is held
+to ranx where they differ in tests/test_provider_spellings.py."""
 
 from __future__ import annotations
 

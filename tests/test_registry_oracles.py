@@ -97,7 +97,8 @@ def spread(metric: Metric) -> list[dict[str, Any]]:
 def spelling(metric: Metric, options: dict[str, Any]) -> str:
     """A measure string for the metric with these options: a spelling of the metric that fixes
     nothing, the options in parentheses and the cutoff after @; parsed back to check it."""
-    names = [s.name for s in (*metric.ir_measures, *metric.ranx, *metric.aliases) if not s.fixed and s.cutoff]
+    names = [s.name for s in (*metric.ir_measures, *metric.ranx, *metric.aliases)
+             if not s.fixed and s.cutoff and not s.ignores_cutoff and not s.rel_variant]
     if not names:  # only trec_eval names: one without a parameter, so only the defaults
         names = [next(s.name for s in metric.trec_eval if not s.fixed and s.parameter is None)]
     tried = []

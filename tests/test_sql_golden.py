@@ -216,6 +216,12 @@ EDGE_CASES = [
     ("recommenders_r_precision", {"k": 1}, {"g": 1 / 3}),
     # bpref: d1 has no judged non-relevant above: 1; d3 has d2 above: 1 - min(1, 3) / min(N=1, 3) = 0
     ("bpref", {}, 1 / 3),
+    # ranx's bpref: d4's negative grade is a judged non-relevant doc, N = 2 (d2, d4); d3 has d2 above
+    ("ranx_bpref", {}, (1 + (1 - 1 / 2)) / 3),
+    ("ranx_bpref", {"rel_level": 2}, 1 / 2),  # R = 2 (d1, d5), N = 3; d1 is first
+    # cwl_eval's RBP: binary gains (d1, d3), weights over ranks 1..1000
+    ("cwl_rbp", {}, 0.2 * (1 + 0.8 ** 2) / (1 - 0.8 ** 1000)),
+    ("cwl_rbp", {"p": 0.99, "rel_level": 2}, 0.01 / (1 - 0.99 ** 1000)),
     ("cg", {}, 3.0),  # 2 + 0 + 1 + 0 (negative gains 0) + 0
     ("cg", {"gain": "raw"}, 2.0),  # the -1 counts: 2 + 0 + 1 - 1
     ("cg", {"gain": "exp"}, 4.0),  # 3 + 0 + 1

@@ -367,3 +367,26 @@ if __name__ == "__main__":
         raise SystemExit("trec_eval 10 not available")
     with tempfile.TemporaryDirectory() as tmp:
         print(agreement(Oracle(binary, Path(tmp))))
+
+
+# (x, relevant retrieved, relevant, retrieved) where F computed with beta = sqrt(x), squared back,
+# prints another 4th decimal than trec_eval's (x + 1) P R / (x P + R) with x itself: 0.40625 an ulp
+# below for set_F.0.3 with 4 of 6 relevant docs among 11 retrieved.
+SET_F_ULPS = [(0.3, 4, 6, 11), (0.3, 9, 10, 45), (2.0, 1, 4, 24), (3.0, 15, 23, 59), (0.7, 2, 2, 5)]
+
+
+def test_set_f_weighs_by_trec_evals_x_itself(trec_eval, tmp_path):
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("".join(f"q{n} 0 r{i} 1\n" for n, (_, _, rel, _) in enumerate(SET_F_ULPS) for i in range(rel))
+                     + "".join(f"q{n} 0 n{i} 0\n" for n, (_, hits, _, ret) in enumerate(SET_F_ULPS)
+                               for i in range(ret - hits)))
+    run.write_text("".join(f"q{n} Q0 {doc} 0 {ret - i} r\n" for n, (_, hits, _, ret) in enumerate(SET_F_ULPS)
+                           for i, doc in enumerate([*(f"r{j}" for j in range(hits)),
+                                                    *(f"n{j}" for j in range(ret - hits))])))
+    measures = [a for x in sorted({case[0] for case in SET_F_ULPS}) for a in ("-m", f"set_F.{x}")]
+    done = subprocess.run([str(trec_eval), "-q", *measures, str(qrels), str(run)], capture_output=True, text=True,
+                          check=True)
+    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-q", *measures, "--format", "trec", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == done.stdout
+    assert f"{'set_F_0.3':<22}\tq0\t0.4063\n" in done.stdout

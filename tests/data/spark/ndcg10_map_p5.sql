@@ -413,6 +413,7 @@ WITH run_rows AS (
     query_id,
     num_rel,
     num_nonrel,
+    num_judged,
     top_grade,
     TRANSFORM(
       TRANSFORM(
@@ -471,6 +472,7 @@ WITH run_rows AS (
       query_id,
       CAST(SUM(docs * CAST(CASE WHEN grade >= 1 THEN 1 ELSE 0 END AS DOUBLE)) AS BIGINT) AS num_rel,
       CAST(SUM(docs * CASE WHEN grade < 1 AND grade >= 0 THEN 1 ELSE 0 END) AS BIGINT) AS num_nonrel,
+      CAST(SUM(docs) AS BIGINT) AS num_judged,
       GREATEST(MAX(grade), 0) AS top_grade,
       COALESCE(
         TRANSFORM(
@@ -1056,6 +1058,7 @@ SELECT
   COALESCE(r.num_ret, 0) AS num_ret,
   s.num_rel,
   s.num_nonrel,
+  s.num_judged,
   s.top_grade,
   COALESCE(NULL, 1) > 0 AND r.query_id IS NULL AS zero_filled,
   FALSE AS all_docs,
