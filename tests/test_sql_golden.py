@@ -772,7 +772,7 @@ def test_file_paths_work_as_inputs(con, tmp_path):
 BOUNDED = {
     "precision": "duckrank.precision_of(q, 3)",
     "recall": "duckrank.recall_of(q, NULL, false)",
-    "f": "duckrank.f_measure_of(q, NULL, 1.0)",
+    "f": "duckrank.f_measure_of(q, NULL, 1.0, NULL)",
     "ap": "duckrank.average_precision_of(q, NULL, 'R')",
     "ndcg": "duckrank.ndcg_of(q, NULL, 'qrels')",
     "bpref": "duckrank.bpref_of(q)",
