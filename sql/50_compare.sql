@@ -184,8 +184,9 @@ scored AS (
     FROM source s, settings
     WHERE s.value IS NOT NULL AND list_contains(settings.names, s.run) AND (SELECT count(fired) FROM guard) = 0
 )
-SELECT *, count(*) OVER (PARTITION BY g, query_id) = (SELECT len(names) FROM settings) AS common
-FROM scored;
+SELECT s.*, c.query_id IS NOT NULL AS common
+FROM scored s LEFT JOIN (SELECT g, query_id FROM scored GROUP BY g, query_id
+                         HAVING count(*) = (SELECT len(names) FROM settings)) c ON c.g = s.g AND c.query_id = s.query_id;
 COMMENT ON MACRO TABLE duckrank.compared_values IS 'the scored values of a per-query table that compare and tukey_hsd read: g, grp, run, run_order, query_id, value, common (every run scored the query in the group); refuses duplicates and non-finite values';
 
 -- ---------------------------------------------------------------------------------------------
