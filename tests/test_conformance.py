@@ -1,11 +1,14 @@
 """The peers' own tests as conformance data (issue 26): every value-checking metric test of ir_measures
-and ranx, its inputs and expected values kept in tests/data/conformance/ (README there: where each
-fact comes from), replayed through duckrank.evaluate and through the CLI in one subprocess.
+and ranx, its inputs and expected values kept in tests/data/conformance/ (its README says where each
+fact comes from), replayed through the three front doors: duckrank.evaluate, `duckrank eval` (every
+invocation in one Python process) and the SQL table macros (one DuckDB connection).
 
-Each case is spelled as the peer's test spells it; the conventions its test relies on are the
-data's `conventions` (per ir_measures provider, per ranx input form). A case duckrank cannot
-express, or whose value disagrees, is listed in the data with the reason; the tests assert those
-lists exactly, so they shrink as measures land and never grow unnoticed. No case is skipped.
+Each case is spelled as the peer's test spells it; the conventions its test relies on are the data's
+`conventions` (per ir_measures provider, per ranx input form). Cases are batched per peer and
+convention: their (qrels, run) pairs side by side, a query renamed <pair>|<query>, scored per pair
+(by="pair" over a segments table). A case duckrank cannot express, or whose value disagrees, is
+listed in the data with the reason; each door must fail exactly those, so the lists shrink as
+measures land and never grow unnoticed. No case is skipped.
 """
 
 from __future__ import annotations
@@ -33,17 +36,6 @@ FLOOR = 1e-12
 
 def case_id(case: dict) -> str:
     return "::".join(str(case.get(key, "")) for key in ("file", "test", "provider", "measure", "qrels", "run"))
-
-
-def conventions(peer: dict, case: dict) -> dict:
-    return peer["conventions"][case.get("provider") or case["inputs"]]
-
-
-def frames(peer: dict, case: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    qrels = pd.DataFrame([row[:3] for row in peer["inputs"][case["qrels"]]], columns=["query_id", "doc_id", "relevance"])
-    run = pd.DataFrame(peer["inputs"][case["run"]], columns=["query_id", "doc_id", "score"])
-    return (qrels.astype({"query_id": str, "doc_id": str, "relevance": int}),
-            run.astype({"query_id": str, "doc_id": str, "score": float}))
 
 
 def agrees(case: dict, per_query: dict[str, float], summary: float | None) -> bool:
@@ -268,8 +260,9 @@ def sql_door() -> dict[str, bool]:
         tables = {kind: f"b{index}_{kind}" for kind in columns}
         for kind, table in tables.items():
             con.execute(f"CREATE TABLE {table} ({columns[kind]})")
-            con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns[kind].split(',')))})",
-                            getattr(batch, kind).values.tolist())
+            rows = getattr(batch, kind).values.tolist()
+            if rows:  # (an empty input stays an empty table)
+                con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns[kind].split(',')))})", rows)
         values = {}
         for spelling in batch.measures:
             measure = duckrank.parse_measure(spelling)
@@ -280,7 +273,8 @@ def sql_door() -> dict[str, bool]:
             try:  # one statement: each query's value and its pair's summary
                 rows = con.execute(f"WITH m AS MATERIALIZED (SELECT s.pair, m.query_id, m.value FROM {call} m "
                                    f"JOIN {tables['segments']} s USING (query_id)) "
-                                   f"SELECT pair, query_id, value, {summary} OVER (PARTITION BY pair) FROM m").fetchall()
+                                   f"SELECT pair, query_id, value, {summary} OVER (PARTITION BY pair) FROM m"
+                                   ).fetchall()
             except duckdb.Error:
                 continue
             for pair in {batch.pair(case) for case in batch.cases}:
