@@ -95,7 +95,7 @@ def _ranked(arguments: tuple[tuple[str, Any], ...]) -> Any:
             return exp.to_table(views[node.this.expressions[0].find(exp.Column).name])
         return node
     body = inline(ranked.body.copy().transform(table_reads, copy=False), substitutions)
-    return _prune(body, fold=_folded)
+    return _prune(body)
 
 
 def _constant_columns(ranked: Any) -> dict[str, Any]:
@@ -112,83 +112,13 @@ def _value(sql: str, constants: dict[str, Any]) -> Any:
     import sqlglot
     from sqlglot import exp
 
-    from duckrank.spark._render import inline
+    from duckrank.spark._render import fold_options, inline
 
     def constant(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column) and node.table == "q" and node.name in constants:
             return constants[node.name].copy()
         return node
-    return _folded(inline(sqlglot.parse_one(sql, read="duckdb")).transform(constant, copy=False))
-
-
-def _folded(tree: Any) -> Any:
-    """The option branches folded bottom up (what sqlglot's simplify does for them, in a fraction of
-    its time, and what it leaves): a comparison or IN of literals, IS NULL of a literal, NOT, AND and
-    OR of constants, COALESCE of a literal (what a NULL option leaves, coalesce(NULL, x)), the
-    cardinality of the empty gain map, a CASE whose conditions are now constants. Nothing else
-    changes: no arithmetic is folded, so every number is DuckDB's."""
-    from sqlglot import exp
-
-    from duckrank.spark._render import _operand, bottom_up  # a replacement keeps its operator's precedence
-
-    def literal(node: exp.Expression) -> bool:
-        return isinstance(node, (exp.Literal, exp.Boolean))
-
-    def is_null(node: exp.Expression) -> bool:
-        return isinstance(node, exp.Null) or (isinstance(node, exp.Cast) and isinstance(node.this, exp.Null))
-
-    def fold(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, (exp.EQ, exp.NEQ)) and isinstance(node.this, exp.Literal) \
-                and isinstance(node.expression, exp.Literal) and node.this.is_string and node.expression.is_string:
-            return exp.Boolean(this=(node.this.this == node.expression.this) == isinstance(node, exp.EQ))
-        if isinstance(node, exp.In) and isinstance(node.this, exp.Literal) and node.expressions \
-                and all(isinstance(e, exp.Literal) for e in node.expressions):
-            return exp.Boolean(this=node.this.this in {e.this for e in node.expressions})
-        if isinstance(node, exp.Coalesce):
-            arguments = [a for a in [node.this, *node.expressions] if not is_null(a)]
-            if arguments and (literal(arguments[0]) or len(arguments) == 1):
-                return _operand(arguments[0])
-        if isinstance(node, exp.GT) and isinstance(node.this, exp.Anonymous) \
-                and node.this.name.lower() == "cardinality" \
-                and _is_empty_map(node.this.expressions[0]) and node.expression == exp.Literal.number(0):
-            return exp.false()
-        if isinstance(node, exp.Case):
-            ifs = [branch for branch in node.args["ifs"] if branch.this != exp.false()]
-            if ifs and ifs[0].this == exp.true():
-                return _operand(ifs[0].args["true"])
-            if not ifs:
-                return _operand(node.args.get("default") or exp.Null())
-            node.set("ifs", ifs)
-        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null) \
-                and (literal(node.this) or is_null(node.this)):
-            return exp.Boolean(this=is_null(node.this))
-        if isinstance(node, exp.Paren) and isinstance(node.this, exp.Boolean):
-            return node.this
-        if isinstance(node, exp.Not) and isinstance(node.this, exp.Boolean):
-            return exp.Boolean(this=not node.this.this)
-        if isinstance(node, (exp.And, exp.Or)):
-            deciding = isinstance(node, exp.Or)  # the operand value that decides: TRUE for OR, FALSE for AND
-            operands = [node.this, node.expression]
-            if any(isinstance(o, exp.Boolean) and o.this == deciding for o in operands):
-                return exp.Boolean(this=deciding)
-            kept = [o for o in operands if not isinstance(o, exp.Boolean)]
-            return _operand(kept[0]) if len(kept) == 1 else exp.Boolean(this=not deciding) if not kept else node
-        return node
-
-    return bottom_up(tree, fold)
-
-
-def _is_empty_map(node: Any) -> bool:
-    from sqlglot import exp
-
-    from duckrank.registry import EMPTY_GAIN_MAP
-    return node == _parsed(EMPTY_GAIN_MAP) or (isinstance(node, exp.Paren) and node.this == _parsed(EMPTY_GAIN_MAP))
-
-
-@lru_cache(maxsize=None)
-def _parsed(sql: str) -> Any:
-    import sqlglot
-    return sqlglot.parse_one(sql, read="duckdb")
+    return fold_options(inline(sqlglot.parse_one(sql, read="duckdb")).transform(constant, copy=False))
 
 
 def _duckdb(tree: Any) -> str:

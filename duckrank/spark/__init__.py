@@ -95,17 +95,14 @@ def _conventions(options: dict[str, Any], parsed: list) -> tuple[dict[str, Any],
     if top_k_measures:
         raise OptionError(f"{', '.join(top_k_measures)} read training interactions (train=, --train), which the "
                           f"Spark engine does not compute; use the DuckDB engine for them")
-    text_measures = [m.spelling for m in parsed if getattr(m.metric, "value", "number") == "text"]
-    if text_measures:
-        raise OptionError(f"{', '.join(text_measures)} print text, which the Spark engine does not compute; "
-                          f"use the DuckDB engine for them")
     return conventions, parsed
 
 
 def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, Any],
                    labels: tuple[str, str] = ("qrels", "run"), pretty: bool = False) -> str:
-    """Spark SQL with columns (query_id, measure_index, value): for each group of measures sharing
-    the ranking options, one ranked pass and one wide row per query, unpivoted with stack()."""
+    """Spark SQL with columns (query_id, measure_index, value, text): for each group of measures
+    sharing the ranking options, one ranked pass and one wide row per query, unpivoted with stack().
+    text holds a text measure's value (relstring), NULL for the others, as in the DuckDB engine."""
     from duckrank.plan import ranking_passes
     try:
         from sqlglot import exp
@@ -120,18 +117,19 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
         indexes = ranking.measures
         empty = _render.spark_literal(conventions["empty"]).sql("duckdb")
         expressions = [_render.measure_expression(
-            f"duckrank.empty_policy({parsed[i].aggregate_sql()}, q.num_rel, {empty})") for i in indexes]
+            parsed[i].metric.per_query_value(parsed[i].aggregate_sql(), "q.num_rel", empty)) for i in indexes]
         read = {dot.name for expression in expressions for dot in expression.find_all(exp.Dot)}
         # the first pass checks the data; the others read the same inputs
         ranked = _render.narrowed_docs(_render.ranked_query(tables[0], tables[1], labels[0], labels[1],
                                                             ranking.arguments,
                                                             checked=group == 0), read).sql("spark", pretty=pretty)
         columns = ", ".join(_render.spark_sql(expression) + f" AS m{i}" for i, expression in zip(indexes, expressions))
-        stacked = ", ".join(f"{i}, CAST(m{i} AS DOUBLE)" for i in indexes)
-        parts.append(f"SELECT query_id, measure_index, value FROM (\n"
-                     f"  SELECT query_id, stack({len(indexes)}, {stacked}) AS (measure_index, value) FROM (\n"
+        stacked = ", ".join(f"{i}, CAST(NULL AS DOUBLE), m{i}" if parsed[i].metric.value == "text"
+                            else f"{i}, m{i}, CAST(NULL AS STRING)" for i in indexes)
+        parts.append(f"SELECT query_id, measure_index, value, text FROM (\n"
+                     f"  SELECT query_id, stack({len(indexes)}, {stacked}) AS (measure_index, value, text) FROM (\n"
                      f"    SELECT q.query_id, {columns}\n"
-                     f"    FROM (\n{ranked}\n) q)) WHERE value IS NOT NULL")
+                     f"    FROM (\n{ranked}\n) q)) WHERE value IS NOT NULL OR text IS NOT NULL")
     return "\nUNION ALL\n".join(parts)
 
 
@@ -140,11 +138,25 @@ _SUMMARY = {"mean": "avg(value)", "sum": "sum(value)", "count": "CAST(count(*) A
 
 
 def _summary_sql(per_query: str, parsed: list) -> str:
-    rules = " ".join(f"WHEN {i} THEN {_SUMMARY[m.summary]}" for i, m in enumerate(parsed))
-    names = ", ".join(f"({i}, {_string(m.spelling)})" for i, m in enumerate(parsed))
+    """(measure, value) of each summarised measure: text ones (relstring) have no summary."""
+    summarised = [i for i, m in enumerate(parsed) if m.summary != "none"]
+    if not summarised:
+        return "SELECT CAST(NULL AS STRING) AS measure, CAST(NULL AS DOUBLE) AS value WHERE false"
+    rules = " ".join(f"WHEN {i} THEN {_SUMMARY[parsed[i].summary]}" for i in summarised)
+    names = ", ".join(f"({i}, {_string(parsed[i].spelling)})" for i in summarised)
     return (f"SELECT m.measure, s.value FROM (SELECT measure_index, CASE measure_index {rules} END AS value "
             f"FROM ({per_query}) GROUP BY measure_index) s "
             f"JOIN (VALUES {names}) AS m(measure_index, measure) USING (measure_index) ORDER BY s.measure_index")
+
+
+def _per_query_rows_sql(per_query: str, parsed: list) -> str:
+    """(query_id, measure, value) of each measure reported per query, and text when one is text
+    (value is NULL on its rows), as the DuckDB engine's Results.per_query."""
+    names = ", ".join(f"({i}, {_string(m.spelling)})" for i, m in enumerate(parsed) if m.metric.per_query)
+    text = ", p.text" if any(m.metric.value == "text" for m in parsed) else ""
+    return (f"SELECT p.query_id, m.measure, p.value{text} FROM ({per_query}) p\n"
+            f"JOIN (VALUES {names}) AS m(measure_index, measure) USING (measure_index)\n"
+            f"ORDER BY p.query_id, p.measure_index\n")
 
 
 def _string(text: str) -> str:
@@ -155,7 +167,7 @@ def sql(measures: list[str] | str = ("map",), *, qrels: str = "qrels", run: str 
         **options: Any) -> str:
     """The Spark SQL that evaluates `measures` over the tables (or views) `qrels` (query_id, doc_id,
     relevance) and `run` (query_id, doc_id, score): the summary (measure, value), or per query
-    (query_id, measure, value). Runs anywhere Spark SQL does: Databricks, EMR, Spark Connect."""
+    (query_id, measure, value, and text when a measure is text: relstring). Runs anywhere Spark SQL does: Databricks, EMR, Spark Connect."""
     from duckrank.measures import parse_measures
 
     problems = [problem for problem in (table_problem("qrels", qrels), table_problem("run", run)) if problem]
@@ -165,10 +177,7 @@ def sql(measures: list[str] | str = ("map",), *, qrels: str = "qrels", run: str 
     conventions, parsed = _conventions(options, parsed)
     per_query_sql = _per_query_sql(qrels, run, parsed, conventions, (qrels, run), pretty=True)
     if per_query:
-        names = ", ".join(f"({i}, {_string(m.spelling)})" for i, m in enumerate(parsed) if m.metric.per_query)
-        return (f"SELECT p.query_id, m.measure, p.value FROM ({per_query_sql}) p\n"
-                f"JOIN (VALUES {names}) AS m(measure_index, measure) USING (measure_index)\n"
-                f"ORDER BY p.query_id, p.measure_index\n")
+        return _per_query_rows_sql(per_query_sql, parsed)
     return _summary_sql(per_query_sql, parsed) + "\n"
 
 
@@ -236,17 +245,14 @@ def _prepare(spark: Any, qrels: Any, run: Any, measures: list[str] | str,
 def evaluate(spark: Any, qrels: Any, run: Any, measures: list[str] | str = ("map",), *, per_query: bool = False,
              **options: Any) -> Any:
     """Evaluate `run` against `qrels` on Spark: a DataFrame (measure, value), or with per_query=True
-    (query_id, measure, value). qrels and run are Spark DataFrames, table names or Parquet paths.
+    (query_id, measure, value, and text when a measure is text: relstring). qrels and run are Spark DataFrames, table names or Parquet paths.
     Options: the conventions ties (not 'input'), rel_level, max_rank, complete, empty, unjudged, gain,
     duplicates, gain_map, and the column names query_col, doc_col, score_col, relevance_col. The numbers are
     the DuckDB engine's (tests/test_spark.py holds them to 1e-12 per query). Spark evaluates lazily:
     bad data raises when the result is collected, with duckrank's message (see input_error())."""
     parsed, per_query_sql, _ = _prepare(spark, qrels, run, measures, dict(options))
     if per_query:
-        names = ", ".join(f"({i}, {_string(m.spelling)})" for i, m in enumerate(parsed) if m.metric.per_query)
-        return spark.sql(f"SELECT p.query_id, m.measure, p.value FROM ({per_query_sql}) p "
-                         f"JOIN (VALUES {names}) AS m(measure_index, measure) USING (measure_index) "
-                         f"ORDER BY p.query_id, p.measure_index")
+        return spark.sql(_per_query_rows_sql(per_query_sql, parsed))
     return spark.sql(_summary_sql(per_query_sql, parsed))
 
 
@@ -291,7 +297,7 @@ def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any =
     from pyspark.errors import PySparkException
 
     try:
-        rows = spark.sql(f"SELECT 0 AS run_index, query_id, measure_index, value FROM ({per_query_sql})").toArrow()
+        rows = spark.sql(f"SELECT 0 AS run_index, query_id, measure_index, value, text FROM ({per_query_sql})").toArrow()
         missing = []
         if count_missing:  # the qrels queries the run lacks: not scored unless complete
             lacking, total = spark.sql(
@@ -308,7 +314,7 @@ def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any =
     table = fresh_name("results")
     con.register(f"{table}_arrow", rows)
     con.execute(f"CREATE TEMP TABLE {table} AS SELECT 0 AS run_index, '{name.replace(chr(39), chr(39) * 2)}' AS run, "
-                f"query_id, CAST(measure_index AS INTEGER) AS measure_index, value FROM {table}_arrow").fetchall()
+                f"query_id, CAST(measure_index AS INTEGER) AS measure_index, value, text FROM {table}_arrow").fetchall()
     con.unregister(f"{table}_arrow")
     measure_rows = [(i, m.spelling, m.metric.per_query) for i, m in enumerate(parsed)]
     con.execute(f"CREATE TEMP TABLE {table}_measures (measure_index INTEGER, measure VARCHAR, per_query BOOLEAN)")

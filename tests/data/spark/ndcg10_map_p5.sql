@@ -1,6 +1,6 @@
-SELECT m.measure, s.value FROM (SELECT measure_index, CASE measure_index WHEN 0 THEN avg(value) WHEN 1 THEN avg(value) WHEN 2 THEN avg(value) END AS value FROM (SELECT query_id, measure_index, value FROM (
-  SELECT query_id, stack(3, 0, CAST(m0 AS DOUBLE), 1, CAST(m1 AS DOUBLE), 2, CAST(m2 AS DOUBLE)) AS (measure_index, value) FROM (
-    SELECT q.query_id, CASE WHEN COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) = 0 OR COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(SLICE(q.docs, 1, GREATEST(10, 0)), CAST(NULL AS DOUBLE), (duckrank_sum, d) -> CASE WHEN COALESCE(10, d.rank) >= d.rank THEN COALESCE(COALESCE(duckrank_sum, 0) + (d.tied_gain / LOG(2, d.rank + 1)), duckrank_sum) ELSE duckrank_sum END), CAST(0.0 AS DOUBLE)) AS DOUBLE) / COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN COALESCE(10, b.first_rank) >= b.first_rank THEN b.gain * CASE WHEN b.first_rank + b.docs <= 11 THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) END AS m0, CASE WHEN q.tie_rule = 'average' THEN RAISE_ERROR('duckrank: ties := \'average\' is defined for metrics linear in the ranking (P, recall, F, R-prec, CG, DCG, nDCG, binary RBP: graded := false); average precision is not: use ties := \'trec\', \'pessimistic\' or \'optimistic\'') ELSE CASE WHEN (q.num_rel) = 0 OR (q.num_rel) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(FILTER(TRANSFORM(TRANSFORM(FILTER(q.docs, d -> COALESCE(NULL, d.rank) >= d.rank AND d.rel > 0), d -> d.rank), (r, j) -> (j + 1) / r), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) AS DOUBLE) / (q.num_rel) END END AS m1, CASE WHEN COALESCE(5, q.num_ret) = 0 OR COALESCE(5, q.num_ret) IS NULL THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(SLICE(q.docs, 1, GREATEST(5, 0)), CAST(NULL AS DOUBLE), (duckrank_sum, d) -> CASE WHEN COALESCE(5, d.rank) >= d.rank THEN COALESCE(COALESCE(duckrank_sum, 0) + d.tied_rel, duckrank_sum) ELSE duckrank_sum END), CAST(0.0 AS DOUBLE)) AS DOUBLE) / COALESCE(5, q.num_ret) END AS m2
+SELECT m.measure, s.value FROM (SELECT measure_index, CASE measure_index WHEN 0 THEN avg(value) WHEN 1 THEN avg(value) WHEN 2 THEN avg(value) END AS value FROM (SELECT query_id, measure_index, value, text FROM (
+  SELECT query_id, stack(3, 0, m0, CAST(NULL AS STRING), 1, m1, CAST(NULL AS STRING), 2, m2, CAST(NULL AS STRING)) AS (measure_index, value, text) FROM (
+    SELECT q.query_id, CAST(CASE WHEN COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN b.first_rank <= 10 THEN b.gain * CASE WHEN (b.first_rank + b.docs - 1 <= 10) THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) IS NULL OR COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN b.first_rank <= 10 THEN b.gain * CASE WHEN (b.first_rank + b.docs - 1 <= 10) THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) = 0 THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(SLICE(q.docs, 1, GREATEST(10 - 1 + 1, 0)), CAST(NULL AS DOUBLE), (duckrank_sum, d) -> CASE WHEN d.rank <= 10 THEN COALESCE(COALESCE(duckrank_sum, 0) + (d.tied_gain / LOG(2, d.rank + 1)), duckrank_sum) ELSE duckrank_sum END), CAST(0.0 AS DOUBLE)) AS DOUBLE) / COALESCE(AGGREGATE(q.ideal, CAST(NULL AS DOUBLE), (duckrank_sum, b) -> COALESCE(COALESCE(duckrank_sum, 0) + CASE WHEN b.first_rank <= 10 THEN b.gain * CASE WHEN (b.first_rank + b.docs - 1 <= 10) THEN b.discount ELSE COALESCE(AGGREGATE(IF((CAST(10 AS BIGINT) + 1 - 1) < CAST(b.first_rank AS BIGINT), ARRAY(), SEQUENCE(CAST(b.first_rank AS BIGINT), (CAST(10 AS BIGINT) + 1 - 1))), CAST(NULL AS DOUBLE), (duckrank_sum, i) -> COALESCE(COALESCE(duckrank_sum, 0) + (CAST(1.0 AS DOUBLE) / LOG(2, i + 1)), duckrank_sum)), CAST(0.0 AS DOUBLE)) END END, duckrank_sum)), CAST(0.0 AS DOUBLE)) END AS DOUBLE) AS m0, CAST(CASE WHEN q.tie_rule = 'average' THEN RAISE_ERROR('duckrank: ties := \'average\' is defined for metrics linear in the ranking ' || '(P, recall, F, R-prec, CG, DCG, nDCG, binary RBP: graded := false); ' || 'average precision' || ' is not: use ties := \'trec\', \'pessimistic\' or \'optimistic\'') ELSE CASE WHEN CASE 'R' WHEN 'min' THEN LEAST(q.num_rel, q.num_rel) WHEN 'hits' THEN SIZE(TRANSFORM(FILTER(q.docs, d -> d.rel > 0 AND d.rank <= d.rank), d -> d.rank)) ELSE q.num_rel END IS NULL OR CASE 'R' WHEN 'min' THEN LEAST(q.num_rel, q.num_rel) WHEN 'hits' THEN SIZE(TRANSFORM(FILTER(q.docs, d -> d.rel > 0 AND d.rank <= d.rank), d -> d.rank)) ELSE q.num_rel END = 0 THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(FILTER(TRANSFORM(TRANSFORM(FILTER(q.docs, d -> d.rel > 0 AND d.rank <= d.rank), d -> d.rank), (r, j) -> (j + 1) / r), x -> NOT x IS NULL), CAST(NULL AS DOUBLE), (acc, x) -> COALESCE(acc, 0) + x), CAST(0.0 AS DOUBLE)) AS DOUBLE) / CASE 'R' WHEN 'min' THEN LEAST(q.num_rel, q.num_rel) WHEN 'hits' THEN SIZE(TRANSFORM(FILTER(q.docs, d -> d.rel > 0 AND d.rank <= d.rank), d -> d.rank)) ELSE q.num_rel END END END AS DOUBLE) AS m1, CAST(CASE WHEN (5 = 0) THEN CAST(0.0 AS DOUBLE) ELSE CAST(COALESCE(AGGREGATE(SLICE(q.docs, 1, GREATEST(5 - 1 + 1, 0)), CAST(NULL AS DOUBLE), (duckrank_sum, d) -> CASE WHEN d.rank <= 5 THEN COALESCE(COALESCE(duckrank_sum, 0) + d.tied_rel, duckrank_sum) ELSE duckrank_sum END), CAST(0.0 AS DOUBLE)) AS DOUBLE) / 5 END AS DOUBLE) AS m2
     FROM (
 WITH run_rows AS (
   SELECT
@@ -70,7 +70,7 @@ WITH run_rows AS (
           query_id
         FROM qrels_checks
         WHERE
-          NOT query_id IS NULL AND repeats > 0
+          repeats > 0 AND NOT query_id IS NULL
       )
     GROUP BY
       query_id,
@@ -113,8 +113,10 @@ WITH run_rows AS (
   FROM (
     SELECT
       query_id,
-      PERCENTILE(grade, CAST(0.5 AS DOUBLE)) FILTER(WHERE
-        grade >= 0) AS grade
+      (
+        PERCENTILE(grade, CAST(0.5 AS DOUBLE)) FILTER(WHERE
+          grade >= 0)
+      ) AS grade
     FROM qrels_docs
     WHERE
       FALSE
@@ -135,7 +137,7 @@ WITH run_rows AS (
     TRUE AS kept
   FROM run_docs AS r
   LEFT JOIN qrels_docs AS q
-    ON q.doc_id = r.doc_id AND q.query_id = r.query_id
+    ON q.query_id = r.query_id AND q.doc_id = r.doc_id
   LEFT JOIN imputation AS i
     ON i.query_id = r.query_id
 ), sorted_trec /* Each query's docs as one list sorted by the tie rule, as {score, doc_id, judged_grade}. The sort */ /* key is as narrow as the rule allows (every extra field slows the sort), so each rule has its own */ /* branch and the planner keeps only the branch of the rule asked for. `tied` holds the tie groups' */ /* means in the same order under ties := 'average' (else NULL). */ AS (
@@ -202,7 +204,7 @@ WITH run_rows AS (
     RAND() >= 0
 ), top_grade /* ERR's default g_max: the largest grade in the qrels, at least 0 (qrels with only negative grades */ /* would otherwise give negative stopping probabilities). Imputed grades lie within the judged ones. */ AS (
   SELECT
-    COALESCE(CAST(NULL AS DOUBLE), GREATEST(MAX(grade), 0)) AS stop_scale
+    GREATEST(MAX(grade), 0) AS stop_scale
   FROM qrels_blocks
 ), ranked_docs /* The ranking as metrics read it: max_rank cuts the list; each kept doc gets its rank and what */ /* metrics read of its grade; judged_only keeps only the docs with a grade (their positions are */ /* found first, so only those become structs). Also the run's checks, per query: a doc listed */ /* twice (among those ranked: unjudged := 'skip' drops the others) is counted by hashes and named */ /* only when there is one. */ AS (
   SELECT
@@ -215,7 +217,9 @@ WITH run_rows AS (
     TRANSFORM(
       TRANSFORM(
         CASE
-          WHEN NOT imputed_grade IS NULL
+          WHEN (
+            NOT imputed_grade IS NULL
+          )
           THEN IF((
             num_ret + 1 - 1
           ) < 1, ARRAY(), SEQUENCE(1, (
@@ -236,52 +240,69 @@ WITH run_rows AS (
       ),
       d -> STRUCT(
         d.rank AS rank,
-        CAST(CASE WHEN d.grade >= 1 THEN 1 ELSE 0 END AS DOUBLE) AS rel,
+        CAST(CASE WHEN d.grade >= 0 AND d.grade >= 1 THEN 1 ELSE 0 END AS DOUBLE) AS rel,
         CASE
           WHEN d.grade IS NULL
           THEN CAST(0.0 AS DOUBLE)
-          WHEN NOT TRY_ELEMENT_AT(
+          WHEN SIZE(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>)) > 0
+          AND d.grade >= 0
+          AND NOT TRY_ELEMENT_AT(
             CAST(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>) AS MAP<DOUBLE, DOUBLE>),
             CAST(d.grade AS DOUBLE)
           ) IS NULL
-          AND SIZE(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>)) > 0
-          AND d.grade >= 0
           THEN TRY_ELEMENT_AT(
             CAST(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>) AS MAP<DOUBLE, DOUBLE>),
             CAST(d.grade AS DOUBLE)
           )
-          WHEN CAST(1e300 AS DOUBLE) < d.grade
+          WHEN (
+            (
+              d.grade > CAST(1e300 AS DOUBLE)
+            )
+          )
           THEN RAISE_ERROR(
             CONCAT(
-              'duckrank: linear gain of grade ',
+              'duckrank: ',
+              'linear',
+              ' gain of grade ',
               COALESCE(d.grade, ''),
-              ' is past 1e300, the largest gain whose sum over a query cannot overflow a double; rescale the grades or use a gain_map'
+              ' is past 1e300, the largest gain ',
+              'whose sum over a query cannot overflow a double; rescale the grades or use a gain_map'
             )
           )
           ELSE CAST(GREATEST(d.grade, 0) AS DOUBLE)
         END AS gain,
-        COALESCE(d.tied.rel, CAST(CASE WHEN d.grade >= 1 THEN 1 ELSE 0 END AS DOUBLE)) AS tied_rel,
+        COALESCE(
+          d.tied.rel,
+          CAST(CASE WHEN d.grade >= 0 AND d.grade >= 1 THEN 1 ELSE 0 END AS DOUBLE)
+        ) AS tied_rel,
         COALESCE(
           d.tied.gain,
           CASE
             WHEN d.grade IS NULL
             THEN CAST(0.0 AS DOUBLE)
-            WHEN NOT TRY_ELEMENT_AT(
+            WHEN SIZE(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>)) > 0
+            AND d.grade >= 0
+            AND NOT TRY_ELEMENT_AT(
               CAST(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>) AS MAP<DOUBLE, DOUBLE>),
               CAST(d.grade AS DOUBLE)
             ) IS NULL
-            AND SIZE(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>)) > 0
-            AND d.grade >= 0
             THEN TRY_ELEMENT_AT(
               CAST(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>) AS MAP<DOUBLE, DOUBLE>),
               CAST(d.grade AS DOUBLE)
             )
-            WHEN CAST(1e300 AS DOUBLE) < d.grade
+            WHEN (
+              (
+                d.grade > CAST(1e300 AS DOUBLE)
+              )
+            )
             THEN RAISE_ERROR(
               CONCAT(
-                'duckrank: linear gain of grade ',
+                'duckrank: ',
+                'linear',
+                ' gain of grade ',
                 COALESCE(d.grade, ''),
-                ' is past 1e300, the largest gain whose sum over a query cannot overflow a double; rescale the grades or use a gain_map'
+                ' is past 1e300, the largest gain ',
+                'whose sum over a query cannot overflow a double; rescale the grades or use a gain_map'
               )
             )
             ELSE CAST(GREATEST(d.grade, 0) AS DOUBLE)
@@ -297,7 +318,7 @@ WITH run_rows AS (
       SLICE(sorted, 1, GREATEST(num_ret - 1 + 1, 0)) AS top,
       CASE
         WHEN NOT repeated_doc IS NULL
-        THEN SIZE(FILTER(sorted, d -> repeated_doc = d.doc_id))
+        THEN SIZE(FILTER(sorted, d -> d.doc_id = repeated_doc))
       END AS repeated_copies
     FROM (
       SELECT
@@ -317,7 +338,7 @@ WITH run_rows AS (
                   ))
                 ),
                 i -> CASE
-                  WHEN TRY_ELEMENT_AT(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id)), i + 1) = TRY_ELEMENT_AT(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id)), i)
+                  WHEN TRY_ELEMENT_AT(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id)), i) = TRY_ELEMENT_AT(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id)), i + 1)
                   THEN TRY_ELEMENT_AT(ARRAY_SORT(TRANSFORM(sorted, d -> d.doc_id)), i)
                 END
               ),
@@ -329,7 +350,7 @@ WITH run_rows AS (
       FROM (
         SELECT
           *,
-          LEAST(SIZE(sorted), COALESCE(NULL, SIZE(sorted))) AS num_ret,
+          LEAST(SIZE(sorted), SIZE(sorted)) AS num_ret,
           SIZE(sorted) - SIZE(
             ARRAY_DISTINCT(FILTER(TRANSFORM(sorted, d -> XXHASH64(d.doc_id)), x -> NOT x IS NULL))
           ) AS repeats
@@ -356,28 +377,9 @@ WITH run_rows AS (
         CAST(CAST(MAP_FROM_ARRAYS(ARRAY(), ARRAY()) AS MAP<DOUBLE, DOUBLE>) AS MAP<DOUBLE, DOUBLE>),
         CAST(grade AS DOUBLE)
       )
-      WHEN FALSE
-      AND CAST(CASE WHEN grade >= 0 AND grade >= 1 THEN 1 ELSE 0 END AS DOUBLE) = 0
-      THEN CAST(0.0 AS DOUBLE)
-      WHEN FALSE AND grade >= 1024
-      THEN RAISE_ERROR(
-        CONCAT(
-          'duckrank: exp gain 2^g - 1 of grade ',
-          COALESCE(grade, ''),
-          ' is past the largest double ',
-          '(grades up to 1023 have one); use linear gains or a gain_map'
-        )
-      )
       WHEN (
-        FALSE AND grade > 996
-      )
-      OR (
-        TRUE AND grade > CAST(1e300 AS DOUBLE)
-      )
-      OR (
-        'linear' = 'raw'
-        AND (
-          grade > CAST(1e300 AS DOUBLE) OR grade < -CAST(1e300 AS DOUBLE)
+        (
+          grade > CAST(1e300 AS DOUBLE)
         )
       )
       THEN RAISE_ERROR(
@@ -390,12 +392,6 @@ WITH run_rows AS (
           'whose sum over a query cannot overflow a double; rescale the grades or use a gain_map'
         )
       )
-      WHEN FALSE
-      THEN POWER(CAST(2.0 AS DOUBLE), GREATEST(grade, 0)) - 1
-      WHEN 'linear' = 'raw'
-      THEN CAST(grade AS DOUBLE)
-      WHEN 'linear' = 'binary'
-      THEN CAST(CASE WHEN grade >= 0 AND grade >= 1 THEN 1 ELSE 0 END AS DOUBLE)
       ELSE CAST(GREATEST(grade, 0) AS DOUBLE)
     END AS block_gain
   FROM (
@@ -470,8 +466,8 @@ WITH run_rows AS (
   FROM (
     SELECT
       query_id,
-      CAST(SUM(docs * CAST(CASE WHEN grade >= 1 THEN 1 ELSE 0 END AS DOUBLE)) AS BIGINT) AS num_rel,
-      CAST(SUM(docs * CASE WHEN grade < 1 AND grade >= 0 THEN 1 ELSE 0 END) AS BIGINT) AS num_nonrel,
+      CAST(SUM(docs * CAST(CASE WHEN grade >= 0 AND grade >= 1 THEN 1 ELSE 0 END AS DOUBLE)) AS BIGINT) AS num_rel,
+      CAST(SUM(docs * CASE WHEN grade >= 0 AND grade < 1 THEN 1 ELSE 0 END) AS BIGINT) AS num_nonrel,
       CAST(SUM(docs) AS BIGINT) AS num_judged,
       GREATEST(MAX(grade), 0) AS top_grade,
       COALESCE(
@@ -497,7 +493,7 @@ WITH run_rows AS (
       CONCAT_WS(
         CHR(  10),
         CASE
-          WHEN checks.null_docs > 0 OR query_id IS NULL
+          WHEN query_id IS NULL OR checks.null_docs > 0
           THEN 'run ' || CASE
             WHEN LENGTH(CAST('run' AS STRING)) <= 80
             THEN '\'' || REPLACE(
@@ -651,7 +647,7 @@ WITH run_rows AS (
           END || '; scores must be finite numbers: fix or drop those rows'
         END,
         CASE
-          WHEN NOT query_id IS NULL AND repeats > 0
+          WHEN repeats > 0 AND NOT query_id IS NULL
           THEN 'run ' || CASE
             WHEN LENGTH(CAST('run' AS STRING)) <= 80
             THEN '\'' || REPLACE(
@@ -745,9 +741,9 @@ WITH run_rows AS (
       ) AS problem
     FROM ranked_docs
     WHERE
-      NOT checks.bad_score IS NULL
+      query_id IS NULL
       OR checks.null_docs > 0
-      OR query_id IS NULL
+      OR NOT checks.bad_score IS NULL
       OR repeats > 0
     LIMIT 1
   )
@@ -943,7 +939,7 @@ WITH run_rows AS (
       )
     FROM qrels_checks
     WHERE
-      NOT bad_grade IS NULL OR NOT null_id IS NULL
+      NOT null_id IS NULL OR NOT bad_grade IS NULL
     LIMIT 1
   )
   UNION ALL
@@ -1040,13 +1036,15 @@ WITH run_rows AS (
       END || ' twice with different grades (' || min_grade || ' and ' || grade || '); keep one judgment or pass duplicates := \'max\''
     FROM qrels_repeated
     WHERE
-      grade <> min_grade
+      (
+        min_grade <> grade
+      )
     LIMIT 1
   )
 ), guard AS (
   SELECT
     CASE
-      WHEN LISTAGG(problem, CHR(  10)) <> '' AND NOT LISTAGG(problem, CHR(  10)) IS NULL
+      WHEN NOT LISTAGG(problem, CHR(  10)) IS NULL AND LISTAGG(problem, CHR(  10)) <> ''
       THEN RAISE_ERROR('duckrank: ' || LISTAGG(problem, CHR(  10)))
     END AS fired
   FROM problems
@@ -1060,7 +1058,9 @@ SELECT
   s.num_nonrel,
   s.num_judged,
   s.top_grade,
-  COALESCE(NULL, 1) > 0 AND r.query_id IS NULL AS zero_filled,
+  (
+    r.query_id IS NULL
+  ) AND 1 > 0 AS zero_filled,
   FALSE AS all_docs,
   'trec' AS tie_rule
 FROM query_stats AS s
@@ -1068,8 +1068,13 @@ LEFT JOIN ranked_docs AS r
   ON r.query_id = s.query_id
 WHERE
   (
+    (
+      NOT r.query_id IS NULL
+    )
+  )
+  AND (
     SELECT
       COUNT(fired)
     FROM guard
-  ) = 0 AND NOT r.query_id IS NULL
-) q)) WHERE value IS NOT NULL) GROUP BY measure_index) s JOIN (VALUES (0, 'ndcg@10'), (1, 'map'), (2, 'P@5')) AS m(measure_index, measure) USING (measure_index) ORDER BY s.measure_index
+  ) = 0
+) q)) WHERE value IS NOT NULL OR text IS NOT NULL) GROUP BY measure_index) s JOIN (VALUES (0, 'ndcg@10'), (1, 'map'), (2, 'P@5')) AS m(measure_index, measure) USING (measure_index) ORDER BY s.measure_index
