@@ -262,7 +262,7 @@ def _tags(plan: Plan, runs: list[Source]) -> list[str | None]:
 
 
 def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, names: list[str] | None,
-          by: list[str]) -> Plan:
+          by: list[str], attributes: Source | None = None) -> Plan:
     """Name the runs and build the views one duckrank.ranked pass scores. A list entry is one run,
     named by run_names= or its path; a lone run is split by its run_id column when that holds
     several values, and named by it when it holds one. A TREC text file is one run whatever its
@@ -296,14 +296,30 @@ def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, nam
     con.execute(f"CREATE TEMP VIEW {plan.run_view} AS SELECT struct_pack(run := run{fields}, query := query_id) "
                 f"AS query_id, doc_id, score FROM ({union})").fetchall()
     subtopic = ", q.subtopic" if SUBTOPIC in qrels.columns else ""
+    values = ", ".join(f"({sql_text(n)})" for n in run_names)
     if by:  # a query's judgments go to every (run, segment) the query appears in
         keys = ", ".join(["run", *(f"by_{i}" for i in range(len(by))), "query_id"])
         from_keys = "".join(f", by_{i} := k.by_{i}" for i in range(len(by)))
+        # and a qrels query a run lacks to that run too, so that complete := true scores it as it does
+        # without segments: under its segment in the segments table, else the one another run gives
+        # it (the least, should runs differ), else NULL
+        if attributes is not None:
+            segment_of = "".join(f", s.{quote_identifier(name)} AS by_{i}" for i, name in enumerate(by))
+            lookup = (f"(SELECT DISTINCT query_id{''.join(f', {quote_identifier(n)}' for n in by)} "
+                      f"FROM {attributes.view})")
+        else:
+            segment_of = "".join(f", s.segment.by_{i} AS by_{i}" for i in range(len(by)))
+            fields = ", ".join(f"by_{i} := by_{i}" for i in range(len(by)))
+            lookup = f"(SELECT query_id, min(struct_pack({fields})) AS segment FROM ({union}) GROUP BY query_id)"
+        missed = (f"SELECT m.run{segment_of}, m.query_id FROM (SELECT r.run, q.query_id FROM (SELECT DISTINCT "
+                  f"query_id FROM {qrels.view}) q CROSS JOIN (VALUES {values}) r(run) ANTI JOIN "
+                  f"(SELECT DISTINCT run, query_id FROM ({union})) u ON u.run = r.run AND u.query_id = q.query_id) m "
+                  f"LEFT JOIN {lookup} s ON s.query_id = m.query_id")
         con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := k.run{from_keys}, "
                     f"query := q.query_id) AS query_id, q.doc_id, q.relevance{subtopic} FROM {qrels.view} q "
-                    f"JOIN (SELECT DISTINCT {keys} FROM ({union})) k ON k.query_id = q.query_id").fetchall()
+                    f"JOIN (SELECT DISTINCT {keys} FROM ({union}) UNION ALL {missed}) k "
+                    f"ON k.query_id = q.query_id").fetchall()
     else:  # every run is judged on every qrels query, so complete := true still sees missed queries
-        values = ", ".join(f"({sql_text(n)})" for n in run_names)
         con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := r.run, query := q.query_id) "
                     f"AS query_id, q.doc_id, q.relevance{subtopic} FROM {qrels.view} q CROSS JOIN (VALUES {values}) r(run)").fetchall()
     return plan
@@ -918,7 +934,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         sources.extend(source for source in read.values() if source)
     table = fresh_name("results")
     try:
-        plan = _plan(con, run_sources, qrels_source, run_names, segments)
+        plan = _plan(con, run_sources, qrels_source, run_names, segments, attributes)
         ranking = [m for m in parsed if m.summary != "log"]
         ranked = [m for m in parsed if m.ranked]
         depth, slices = None, []

@@ -380,6 +380,41 @@ def test_segments_with_several_runs():
         assert both["a"][country] == pytest.approx(both["b"][country], abs=1e-12)
 
 
+@pytest.mark.parametrize("from_table", [True, False])
+def test_segments_with_complete_keep_the_queries_a_run_lacks(from_table):
+    """complete=True scores a qrels query the run lacks 0 in its segment: the segments table's (or
+    the one another run gives it), NULL where none does; pytrec_eval's values, averaged per segment."""
+    qrels, run = _trec_dicts()
+    queries = sorted(qrels)
+    lacked = set(queries[::4])  # a quarter of the queries: run "a" lacks them
+    country = {q: ("us" if i % 3 else "de") for i, q in enumerate(queries) if i % 7}  # i % 7 == 0: none
+    rows = pq.read_table(RUN).to_pylist()
+    a = [r for r in rows if r["query_id"] not in lacked]
+    if from_table:
+        segments = pa.Table.from_pylist([{"query_id": q, "country": c} for q, c in country.items()])
+        kept = [r for r in rows if r["query_id"] in country]  # run "b": the queries with a country
+        got = duckrank.evaluate(QRELS, [pa.Table.from_pylist(a), pa.Table.from_pylist(kept)], ["map", "P@5"],
+                                segments=segments, by="country", complete=True, run_names=["a", "b"])
+    else:  # the segment is a run column; "b" gives the queries "a" lacks their country
+        def with_country(part):
+            return pa.Table.from_pylist([{**r, "country": country.get(r["query_id"])} for r in part])
+        kept = [r for r in rows if r["query_id"] in country]
+        got = duckrank.evaluate(QRELS, [with_country(a), with_country(kept)], ["map", "P@5"], by="country",
+                                complete=True, run_names=["a", "b"])
+    for name, part in (("a", a), ("b", kept)):
+        retrieved = {}
+        for r in part:
+            retrieved.setdefault(r["query_id"], {})[r["doc_id"]] = float(r["score"])
+        scores = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P"}).evaluate(retrieved)
+        groups = {}
+        for q in queries:  # every qrels query, 0 where the run lacks it
+            groups.setdefault(country.get(q), []).append(scores.get(q, {"map": 0.0, "P_5": 0.0}))
+        assert set(got[name]) == set(groups), name
+        for segment, values in groups.items():
+            assert got[name][segment]["map"] == pytest.approx(sum(v["map"] for v in values) / len(values), abs=1e-12)
+            assert got[name][segment]["P@5"] == pytest.approx(sum(v["P_5"] for v in values) / len(values), abs=1e-12)
+
+
 def test_segment_column_must_exist():
     _raises(duckrank.InputError, "no column 'region' to segment by", "'country'", qrels=QRELS, run=_with_country(),
             by="region")
