@@ -25,8 +25,10 @@ TREC_DATA = REPO / "tests" / "data" / "trec_eval"
 
 # `pytest -m "not slow"` skips what starts other programs at length: a JVM (the Spark engine), the
 # trec_eval binary, a browser, the duckdb shell over every measure, the README's commands, signals
-# sent to child processes. What is left covers the logic, against the Python oracles, in minutes.
-SLOW_MODULES = {"test_spark", "test_front_doors", "test_trec_eval_binary", "test_hardening_processes", "test_readme"}
+# sent to child processes, the peers' suites through every door. What is left covers the logic,
+# against the Python oracles, in minutes.
+SLOW_MODULES = {"test_spark", "test_front_doors", "test_trec_eval_binary", "test_hardening_processes", "test_readme",
+                "test_conformance"}
 SLOW_FIXTURES = {"spark", "trec_eval"}
 
 

@@ -92,10 +92,14 @@ class Batch:
         for qrels_name, run_name in self.pairs:
             pair = f"{qrels_name}+{run_name}"
             rename = (lambda q: f"{pair}|{q}") if self.segmented else str
-            qrels += [(rename(r[0]), str(r[1]), int(r[2])) for r in peer["inputs"][qrels_name]]
+            # a fourth field is the subtopic (ir_measures' Qrel.iteration, "0" where a test gives none)
+            qrels += [(rename(r[0]), str(r[1]), int(r[2]), str(r[3]) if len(r) > 3 else "0")
+                      for r in peer["inputs"][qrels_name]]
             run += [(rename(r[0]), str(r[1]), float(r[2])) for r in peer["inputs"][run_name]]
             segments += [(rename(q), pair) for q in {r[0] for r in peer["inputs"][qrels_name]}]
-        self.qrels = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
+        self.qrels = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance", "subtopic"])
+        if not any(len(r) > 3 for q, _ in self.pairs for r in peer["inputs"][q]):
+            self.qrels = self.qrels.drop(columns="subtopic")
         self.run = pd.DataFrame(run, columns=["query_id", "doc_id", "score"])
         self.segments = pd.DataFrame(segments, columns=["query_id", "pair"])
 
@@ -259,10 +263,11 @@ def sql_door() -> dict[str, bool]:
     for index, batch in enumerate(BATCHES):
         tables = {kind: f"b{index}_{kind}" for kind in columns}
         for kind, table in tables.items():
-            con.execute(f"CREATE TABLE {table} ({columns[kind]})")
+            typed = columns[kind] + (", subtopic VARCHAR" if kind == "qrels" and "subtopic" in batch.qrels else "")
+            con.execute(f"CREATE TABLE {table} ({typed})")
             rows = getattr(batch, kind).values.tolist()
             if rows:  # (an empty input stays an empty table)
-                con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns[kind].split(',')))})", rows)
+                con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(typed.split(',')))})", rows)
         values = {}
         for spelling in batch.measures:
             measure = duckrank.parse_measure(spelling)
