@@ -383,6 +383,8 @@ class Metric:
         def other(s: Spelling) -> str:
             if s.parameter == "persistence":
                 return f"{s.name}.NN"
+            if s.ignores_cutoff:  # ranx's bpref@k, read and ignored: its bare name is trec_eval's
+                return f"{s.name}@k"
             return f"{s.name}@k" if self.cutoff and s.cutoff else s.name
         return {"trec_eval": [trec(s) for s in self.trec_eval], "ir_measures": [other(s) for s in self.ir_measures],
                 "ranx": [other(s) for s in self.ranx], "recommenders": [other(s) for s in self.recommenders],
@@ -480,7 +482,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       sampled="duckrank.discount_at_rank(rank, {k})"),
     M("err", "duckrank.err_of(q, {k})", "ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), "
       "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR", g_max=4),),
-      aliases=(spell("expected_reciprocal_rank"),), cut=True, oracle="formula", source=_GAIN),
+      # `err` in lower case is METRICS.md's ERR (g_max: the qrels' top grade); ir_measures' `ERR` is gdeval's
+      aliases=(spell("err"), spell("expected_reciprocal_rank")), cut=True, oracle="formula", source=_GAIN),
     M("rbp", "duckrank.rbp_of(q, {k}, {p}, {graded}, {scaled})", "RBP(p)@k = (1 - p) sum over i <= k of w(i) "
       "p^(i-1), w = grade / max(1, the query's top grade) (graded, scaled), the grade of a relevant doc (graded) or "
       "rel(i)", ("k", "p", "graded", "scaled"),

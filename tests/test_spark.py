@@ -95,8 +95,9 @@ def setting_measures(qrels: str, run: str, setting: str) -> list[str]:
         return measures
     kept = []
     for measure in measures:
+        text = duckrank.parse_measure(measure).metric.value == "text"  # relstring: per query only
         try:
-            duckrank.evaluate(qrels, run, [measure], **conventions)
+            duckrank.evaluate(qrels, run, [measure], per_query=text, **conventions)
             kept.append(measure)
         except duckrank.InputError:
             pass
