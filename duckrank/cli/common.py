@@ -27,7 +27,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 INPUT_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")
 # The output formats of the commands whose rows have no trec_eval layout (compare, metrics).
 NON_TREC_FORMATS = tuple(f for f in output.FORMATS if f != "trec")
-TABLE_FORMATS = ("parquet", "csv", "tsv", "jsonl", "trec")  # what convert and fuse write a run or qrels as
+TABLE_FORMATS = INPUT_FORMATS  # convert and fuse write a run or qrels in every format it is read from
 
 # The ranking conventions, as the registry declares them (flags, metavar, choices, default, help),
 # and the gain rule: a measure option (of nDCG, DCG, CG, ...) that the command line sets for every
