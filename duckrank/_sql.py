@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
+
+_names = itertools.count()
+
+
+def fresh_name(what: str) -> str:
+    """A name for a view or table duckrank creates, unique in this process: every module takes
+    its names from this one counter, so no two can collide on a connection."""
+    return f"duckrank_{what}_{next(_names)}"
 
 
 def quote_identifier(name: str) -> str:

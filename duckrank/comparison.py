@@ -26,10 +26,9 @@ import duckdb
 
 from duckrank import _studentized_range
 from duckrank._library import connect, interruptible
-from duckrank._sql import quote_identifier
+from duckrank._sql import fresh_name, quote_identifier
 from duckrank.errors import InputError, MeasureError, OptionError, quoted, quoted_path
 from duckrank.evaluation import Guest, Results, compute
-from duckrank.inputs import fresh_name
 from duckrank.measures import Measure, parse_measures
 from duckrank.registry import (
     COMPARE_CORRECTIONS,

@@ -29,9 +29,9 @@ from duckrank._library import (
     shared_cursor,
 )
 from duckrank._sql import literal as sql_text
-from duckrank._sql import quote_identifier
+from duckrank._sql import fresh_name, quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError, quoted, quoted_path
-from duckrank.inputs import SUBTOPIC, Source, fresh_name, read_items, read_table, stdin_problem
+from duckrank.inputs import SUBTOPIC, Source, read_items, read_table, stdin_problem
 from duckrank.lean import available as lean_available
 from duckrank.lean import pass_sql as lean_pass_sql
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map

@@ -26,7 +26,7 @@ import duckdb
 
 from duckrank import __version__
 from duckrank._library import connect, interruptible
-from duckrank._sql import literal, quote_identifier
+from duckrank._sql import fresh_name, literal, quote_identifier
 from duckrank.comparison import (
     Comparison,
     beaten_letters,
@@ -40,7 +40,7 @@ from duckrank.comparison import (
 )
 from duckrank.errors import OptionError
 from duckrank.evaluation import Results, compute, tagged_names
-from duckrank.inputs import fresh_name, read_table
+from duckrank.inputs import read_table
 from duckrank.measures import parse_measures
 from duckrank.peer_inputs import runs_and_names
 from duckrank.registry import (

@@ -199,9 +199,9 @@ def test_binary_without_nul_bytes_shows_the_line_that_is_not_utf8(tmp_path):
 
 
 def test_a_line_with_no_end_is_refused_before_it_fills_memory(tmp_path, monkeypatch):
-    from duckrank import inputs
+    from duckrank.inputs import trec
 
-    monkeypatch.setattr(inputs, "_CHUNK", 1000)  # as a 3 GB line against the 64 MiB pieces
+    monkeypatch.setattr(trec, "_CHUNK", 1000)  # as a 3 GB line against the 64 MiB pieces
     endless = tmp_path / "run.txt"
     endless.write_text("x" * 5000)
     with pytest.raises(duckrank.InputError, match=r"line 1 is not TREC text: it runs past 1,000 bytes with no line end"):
@@ -215,17 +215,17 @@ def test_a_line_with_no_end_is_refused_before_it_fills_memory(tmp_path, monkeypa
 def test_the_line_reader_splits_pieces_sized_to_the_memory_limit(tmp_path, monkeypatch):
     """Its pieces are outside DuckDB's limit (Arrow holds about ten copies of one): 64 MiB pieces took
     a 5 M-line gzip under --memory-limit 50MB to 0.98 GB of RSS, where 1 MiB pieces take it to 0.25 GB."""
-    from duckrank import inputs
+    from duckrank.inputs import trec
 
     seen = []
-    chunks = inputs._chunks
-    monkeypatch.setattr(inputs, "_chunks", lambda *args: seen.append(args[-1]) or chunks(*args))
+    chunks = trec._chunks
+    monkeypatch.setattr(trec, "_chunks", lambda *args: seen.append(args[-1]) or chunks(*args))
     run_file = tmp_path / "run.txt"
     run_file.write_text("q1  Q0 d1 1 2.0 tag\n")  # two spaces: the line reader's layout
     con = duckrank.connect()
     for limit, piece in (("50MB", 1 << 20), ("1GB", 1e9 * 0.8 / 128), ("100GB", 1 << 26)):
         duckrank._library.configure(con, memory_limit=limit)
-        inputs._read_trec_lines(con, str(run_file), "trec_run", "run")
+        trec._read_trec_lines(con, str(run_file), "trec_run", "run")
         assert seen.pop() == pytest.approx(piece, rel=0.01), limit
 
 

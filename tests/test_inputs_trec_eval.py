@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 import duckrank
 from duckrank import inputs
+from duckrank.inputs import trec
 from duckrank.cli import main
 from duckrank.errors import InputError
 
@@ -202,7 +203,7 @@ def test_trec_eval_prints_the_stated_numbers(tmp_path, trec_eval, case):
 def test_either_reader_reads_every_case_the_same(tmp_path, monkeypatch):
     """The cases the fast path takes and those it leaves to the line reader give the same numbers
     when the line reader reads them all."""
-    monkeypatch.setattr(inputs, "_read_trec_fast", lambda *args, **kwargs: None)
+    monkeypatch.setattr(trec, "_read_trec_fast", lambda *args, **kwargs: None)
     for case, (qrels, run, measures, expected) in CASES.items():
         result = _duckrank("eval", _write(tmp_path, "qrels.txt", qrels), _write(tmp_path, "run.txt", run), "-q",
                            *_measure_args(measures), "--format", "trec")
@@ -323,7 +324,7 @@ def test_junk_is_an_error_on_either_path(tmp_path, monkeypatch, case):
     _which, _text, line, value, _reads = JUNK[case]
     for fast in (True, False):
         if not fast:
-            monkeypatch.setattr(inputs, "_read_trec_fast", lambda *args, **kwargs: None)
+            monkeypatch.setattr(trec, "_read_trec_fast", lambda *args, **kwargs: None)
         with pytest.raises(InputError, match=f"line {line}: the .*{value!r}"):
             duckrank.evaluate(str(qrels), str(run), ["map"])
 
@@ -358,7 +359,7 @@ def test_a_score_read_as_infinite_is_an_error_naming_file_line_value_and_fix(tmp
     assert (f"Error: run file {str(run)!r}, line {line}: the score {value!r} {read}; duckrank scores finite numbers "
             f"only: write a score within ±1.7976931348623157e308 (the largest double), e.g. {largest} to rank the "
             f"doc {'last' if value.startswith('-') else 'first'}") in result.stderr, result.stderr
-    monkeypatch.setattr(inputs, "_read_trec_fast", lambda *args, **kwargs: None)
+    monkeypatch.setattr(trec, "_read_trec_fast", lambda *args, **kwargs: None)
     with pytest.raises(InputError, match=f"line {line}: the score {value!r} {re.escape(read)}"):
         duckrank.evaluate(str(qrels), str(run), ["map"])
 
@@ -553,7 +554,7 @@ def test_compressed_run_on_the_fast_path_keeps_its_last_tag(tmp_path, monkeypatc
     def no_line_reader(*args, **kwargs):
         raise AssertionError("a plain compressed run fell back to the line reader")
 
-    monkeypatch.setattr(inputs, "_read_trec_lines", no_line_reader)
+    monkeypatch.setattr(trec, "_read_trec_lines", no_line_reader)
     for writer, name in ((_gzip, "run.txt.gz"), (_zstd, "run.txt.zst")):
         run = writer(TAGGED, tmp_path / name)
         con = duckdb.connect()
@@ -566,7 +567,7 @@ def test_compressed_run_on_the_fast_path_keeps_its_last_tag(tmp_path, monkeypatc
 def test_concatenated_gzip_members_and_zstd_frames_are_read_whole(tmp_path, monkeypatch, fast):
     """cat a.gz b.gz > c.gz is one gzip file to gzip -dc: every member is read, on either path."""
     if not fast:
-        monkeypatch.setattr(inputs, "_read_trec_fast", lambda *args, **kwargs: None)
+        monkeypatch.setattr(trec, "_read_trec_fast", lambda *args, **kwargs: None)
     half = TAGGED.index(b"q2")
     qrels = _write(tmp_path, "qrels.txt", QRELS)
     gz = _write(tmp_path, "run.txt.gz", gzip.compress(TAGGED[:half]) + gzip.compress(TAGGED[half:]))

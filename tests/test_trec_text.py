@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import duckrank
 from duckrank import inputs
+from duckrank.inputs import trec
 from duckrank.errors import InputError
 
 KIND = {"trec_run": "run", "trec_qrels": "qrels"}
@@ -35,13 +36,13 @@ def _rows(relation: duckdb.DuckDBPyRelation) -> tuple[list[str], list[str], list
 
 def _fast(path: str, fmt: str):
     con = duckdb.connect()
-    read = inputs._read_trec_fast(con, path, fmt)
+    read = trec._read_trec_fast(con, path, fmt)
     return None if read is None else _rows(read.relation)
 
 
 def _lines(path: str, fmt: str):
     con = duckdb.connect()
-    return _rows(inputs._read_trec_lines(con, path, fmt, KIND[fmt]).relation)
+    return _rows(trec._read_trec_lines(con, path, fmt, KIND[fmt]).relation)
 
 
 def _read_table(path: str, fmt: str):
@@ -185,7 +186,7 @@ def test_byte_scan_shortcut_agrees_with_the_per_row_checks(tmp_path, monkeypatch
     fmt, text = FAST[case]
     path = _write(tmp_path, text)
     shortcut = _fast(path, fmt)
-    monkeypatch.setattr(inputs, "_plain_bytes", lambda *args: False)
+    monkeypatch.setattr(trec, "_plain_bytes", lambda *args: False)
     assert _fast(path, fmt) == shortcut
 
 
@@ -206,7 +207,7 @@ def test_byte_scan_shortcut_agrees_with_the_per_row_checks(tmp_path, monkeypatch
     (RUN, " ", "run[1].txt", False),  # DuckDB would read it as a glob
 ])
 def test_byte_scan_shortcut_is_taken_only_for_plain_files(tmp_path, text, sep, name, plain):
-    assert inputs._plain_bytes(_write(tmp_path, text, name), sep) is plain
+    assert trec._plain_bytes(_write(tmp_path, text, name), sep) is plain
 
 
 def test_byte_scan_sees_a_comment_at_a_chunk_boundary(tmp_path):
@@ -214,15 +215,15 @@ def test_byte_scan_sees_a_comment_at_a_chunk_boundary(tmp_path):
     text = line * ((1 << 22) // len(line) + 1)
     cut = (1 << 22) - (1 << 22) % len(line)  # a line starts right at the second chunk
     path = _write(tmp_path, text[:cut] + "#" + text[cut + 1:])
-    assert not inputs._plain_bytes(path, " ")
+    assert not trec._plain_bytes(path, " ")
 
 
 def test_empty_field_deep_in_a_plain_file_fails_the_fast_path(tmp_path):
     path = tmp_path / "run.txt"
     good = [f"q{i // 1000:04d} Q0 doc{i:07d} {i % 1000 + 1} {i % 97 / 7} run\n" for i in range(200_000)]
     path.write_text("".join(good) + "q9999 Q0  1 2.5 r\n" + "".join(good[:1000]))
-    assert inputs._plain_bytes(str(path), " ")
-    assert inputs._read_trec_fast(duckdb.connect(), str(path), "trec_run") is None
+    assert trec._plain_bytes(str(path), " ")
+    assert trec._read_trec_fast(duckdb.connect(), str(path), "trec_run") is None
     with pytest.raises(InputError, match="line 200001: 'q9999 Q0  1 2.5 r' has 5 fields"):  # as trec_eval: Malformed
         inputs.read_table(duckdb.connect(), str(path), "run")
 
@@ -269,7 +270,7 @@ def test_read_table_takes_the_fast_path_for_the_common_layout(tmp_path, monkeypa
     def no_line_reader(*args, **kwargs):
         raise AssertionError("the common layout fell back to the line reader")
 
-    monkeypatch.setattr(inputs, "_read_trec_lines", no_line_reader)
+    monkeypatch.setattr(trec, "_read_trec_lines", no_line_reader)
     for fmt, text in (("trec_run", RUN), ("trec_qrels", QRELS), ("trec_run", RUN.replace(" ", "\t"))):
         path = _write(tmp_path, text)
         con = duckdb.connect()
@@ -280,13 +281,13 @@ def test_read_table_takes_the_fast_path_for_the_common_layout(tmp_path, monkeypa
 
 def test_read_table_falls_back_for_other_layouts(tmp_path, monkeypatch):
     calls = []
-    line_reader = inputs._read_trec_lines
+    line_reader = trec._read_trec_lines
 
     def counting(*args, **kwargs):
         calls.append(args[1])
         return line_reader(*args, **kwargs)
 
-    monkeypatch.setattr(inputs, "_read_trec_lines", counting)
+    monkeypatch.setattr(trec, "_read_trec_lines", counting)
     path = _write(tmp_path, "q1  Q0 d1 1 2.5 r\n")
     inputs.read_table(duckdb.connect(), path, "run")
     assert calls == [path]
@@ -296,7 +297,7 @@ def test_read_table_falls_back_for_other_layouts(tmp_path, monkeypatch):
 def test_reading_is_materialised_before_read_table_returns(tmp_path, monkeypatch, fast):
     """The file is read once, in full, into a TEMP TABLE: the view outlives the file."""
     if not fast:
-        monkeypatch.setattr(inputs, "_read_trec_fast", lambda *args, **kwargs: None)
+        monkeypatch.setattr(trec, "_read_trec_fast", lambda *args, **kwargs: None)
     path = tmp_path / "run.txt"
     path.write_text(RUN)
     con = duckdb.connect()
@@ -317,7 +318,7 @@ def test_bad_line_deep_in_a_large_file_leaves_no_rows_behind(tmp_path):
     con = duckdb.connect()
     con.execute("SET threads = 2")
     tables_before = con.sql("SELECT count(*) FROM duckdb_tables()").fetchall()
-    assert inputs._read_trec_fast(con, str(path), "trec_run") is None
+    assert trec._read_trec_fast(con, str(path), "trec_run") is None
     assert con.sql("SELECT count(*) FROM duckdb_tables()").fetchall() == tables_before
     with pytest.raises(InputError, match="line 301002: 'q9999 Q0 oops' has 3 fields"):
         inputs.read_table(con, str(path), "run")
@@ -328,22 +329,22 @@ def test_large_file_takes_the_fast_path_and_matches_the_line_reader(tmp_path, mo
     path = tmp_path / "run.txt"
     path.write_text("".join(f"q{i // 1000:04d} Q0 doc{i:07d} {i % 1000 + 1} {i % 97 / 7} run{i % 3}\n"
                             for i in range(200_000)))
-    monkeypatch.setattr(inputs, "_CHUNK", 1 << 20)  # the line reader reads it in several pieces
+    monkeypatch.setattr(trec, "_CHUNK", 1 << 20)  # the line reader reads it in several pieces
     con = duckdb.connect()
-    fast = inputs._read_trec_fast(con, str(path), "trec_run")
+    fast = trec._read_trec_fast(con, str(path), "trec_run")
     assert fast is not None
-    lines = inputs._read_trec_lines(con, str(path), "trec_run", "run")
+    lines = trec._read_trec_lines(con, str(path), "trec_run", "run")
     assert fast.relation.fetchall() == lines.relation.fetchall()  # row for row, in file order
     assert fast.tag == lines.tag == "run1"  # line 200000's
 
 
 def test_line_numbers_count_across_pieces(tmp_path, monkeypatch):
-    monkeypatch.setattr(inputs, "_CHUNK", 1000)
+    monkeypatch.setattr(trec, "_CHUNK", 1000)
     lines = [f"q1 Q0 d{i} 1 {i} r\n" for i in range(500)]
     lines[437] = "q1 Q0 d437 1 4_37 r\n"
     path = _write(tmp_path, "".join(lines))
     with pytest.raises(InputError, match="line 438: the score '4_37'"):
-        inputs._read_trec_lines(duckdb.connect(), path, "trec_run", "run")
+        trec._read_trec_lines(duckdb.connect(), path, "trec_run", "run")
 
 
 def test_evaluate_gives_the_same_numbers_on_either_path(tmp_path, monkeypatch):
@@ -352,7 +353,7 @@ def test_evaluate_gives_the_same_numbers_on_either_path(tmp_path, monkeypatch):
                            "q2 Q0 d1 2 -2.5E+2 r\n", "run.txt")
     measures = ["map", "ndcg", "P.2", "recip_rank"]
     fast = duckrank.evaluate(qrels, run, measures)
-    monkeypatch.setattr(inputs, "_read_trec_fast", lambda *args, **kwargs: None)
+    monkeypatch.setattr(trec, "_read_trec_fast", lambda *args, **kwargs: None)
     assert duckrank.evaluate(qrels, run, measures) == fast
 
 
@@ -367,7 +368,7 @@ def test_whitespace_around_the_value_reads_as_the_line_reader_reads_it(tmp_path,
         for char in chars:
             for value in (char + "1.5", "1.5" + char, "1" + char + "5", char * 2 + "2", "2" + char * 2):
                 path = _write(tmp_path, template.format(s=sep, v=value))
-                fast = inputs._read_trec_fast(con, path, fmt)
+                fast = trec._read_trec_fast(con, path, fmt)
                 if fast is not None:
                     fast_reads += 1
                     assert _rows(fast.relation) == _lines(path, fmt), repr(value)
@@ -511,14 +512,14 @@ def test_duckdb_reads_every_decimal_score_as_strtod_does():
     """The fast path and the line reader take a decimal score's value from DuckDB's CAST: it must
     round as glibc's strtod does, long mantissas, subnormals and overflow included."""
     @settings(max_examples=50)
-    @given(st.lists(st.from_regex(inputs._DECIMAL, fullmatch=True), min_size=50, max_size=50),
+    @given(st.lists(st.from_regex(trec._DECIMAL, fullmatch=True), min_size=50, max_size=50),
            st.lists(st.tuples(st.integers(1, 40), st.integers(-340, 330)), min_size=50, max_size=50))
     def check(texts, shapes):
         texts = [t for t in texts if len(t) < 60]
         texts += [f"{'9' * digits}e{exponent}" for digits, exponent in shapes]
         texts += [f"0.{'0' * digits}1e{exponent}" for digits, exponent in shapes]
         con = duckdb.connect()
-        got = con.execute(f"SELECT {inputs._score_sql('t')} FROM unnest(?) u(t)", [texts]).fetchall()
+        got = con.execute(f"SELECT {trec._score_sql('t')} FROM unnest(?) u(t)", [texts]).fetchall()
         assert [repr(v) for (v,) in got] == [repr(_c_read(t.encode(), integer=False)[0]) for t in texts]
 
     check()

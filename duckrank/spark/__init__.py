@@ -290,7 +290,7 @@ def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any =
     into a DuckDB table of `con`, so the CLI formats them as it formats the DuckDB engine's.
     count_missing fills Results.missing, as the DuckDB engine's compute does."""
     from duckrank.evaluation import Results
-    from duckrank.inputs import fresh_name
+    from duckrank._sql import fresh_name
 
     spark = spark or session()
     parsed, per_query_sql, (qrels_view, run_view) = _prepare(spark, qrels, run, measures, dict(options))
