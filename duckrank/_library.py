@@ -113,7 +113,7 @@ def load(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
 def load_as_guest(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Every macro in the caller's `con` (evaluate(con=)), dropping nothing: a schema `duckrank` the
-    caller made stays with what is in it, and evaluation.Guest removes what the call added. The
+    caller made stays with what is in it, and _borrowed.BorrowedConnection removes what the call added. The
     digest is left as it was, so that a later load() still replaces an older library's leftovers."""
     if not _loaded(con):
         con.execute(library_sql()).fetchall()

@@ -25,10 +25,11 @@ from typing import Any
 import duckdb
 
 from duckrank import _studentized_range
+from duckrank._borrowed import BorrowedConnection
 from duckrank._library import connect, interruptible
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank.errors import InputError, MeasureError, OptionError, quoted, quoted_path
-from duckrank.evaluation import Guest, Results, compute
+from duckrank.evaluation import Results, compute
 from duckrank.measures import Measure, parse_measures
 from duckrank.registry import (
     COMPARE_CORRECTIONS,
@@ -254,7 +255,7 @@ def compare(qrels: Any, runs: Any, measures: list[str] | str = COMPARE_MEASURES,
         raise OptionError(f"cannot segment by {', '.join(map(quoted, clashes))}: the comparison uses that "
                           "column name itself; rename the column")
     # on a connection the caller owns, leave it as found but for the tables the comparison reads
-    with Guest.of(con) as guest:
+    with BorrowedConnection.of(con) as guest:
         con = con if con is not None else connect()
         spellings = [m.spelling for m in parsed]
         presence = len(spellings)  # a hidden num_ret tells which queries each run answered

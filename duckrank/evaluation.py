@@ -8,74 +8,25 @@ and validates; every number comes from the SQL library.
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import re
 from dataclasses import dataclass, field
-from fractions import Fraction
-from typing import Any, Self
+from typing import Any
 
 import duckdb
 
-from duckrank._library import (
-    configure,
-    connect,
-    holds_library,
-    interruptible,
-    library_digest,
-    load_as_guest,
-    memory_limit_bytes,
-    memory_problem,
-    shared_cursor,
-)
-from duckrank._sql import literal as sql_text
+from duckrank._borrowed import BorrowedConnection
+from duckrank._checks import (_no_common_queries, check_id_types, option_problems, read_top_k_inputs, sampled_measures,
+                              subtopic_convention_problems, subtopic_problem, translate_error)
+from duckrank._duckdb_sql import (batched_per_query, build_plan, corrections, cut_plan, lean_case, log_values_sql,
+                                  missing_queries, per_query_sql, query_batches, read_training_pairs_once, reshaped,
+                                  run_tags, split_log, subtopic_values_sql, summary_sql, top_k_values_sql, top_lists)
+from duckrank._library import configure, connect, holds_library, interruptible, load_as_guest, shared_cursor
 from duckrank._sql import fresh_name, quote_identifier
-from duckrank.errors import DuckrankError, InputError, OptionError, quoted, quoted_path
-from duckrank.inputs import SUBTOPIC, Source, read_items, read_table, stdin_problem
-from duckrank.lean import available as lean_available
-from duckrank.lean import pass_sql as lean_pass_sql
+from duckrank._sql import literal as sql_text
+from duckrank.errors import DuckrankError, InputError, OptionError
+from duckrank.inputs import SUBTOPIC, read_table, stdin_problem
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.peer_inputs import runs_and_names
-from duckrank.plan import RankingPass, ranking_passes, reads_top_lists
-from duckrank.registry import (CONVENTIONS, EMPTY_GAIN_MAP, METRICS, OPTIONS, SUBTOPIC_OPTIONS, SUBTOPIC_TIES,
-                               SUBTOPIC_UNJUDGED)
-
-# Means are summed in query order (not by DuckDB's parallel avg), so a summary is the same bits on
-# every run and thread count. Counters are integers: their sums are exact in any order.
-_SUMMARY_SQL = {"mean": "list_sum(list(value ORDER BY query_id)) / count(value)", "sum": "sum(value)",
-                "gmean": "exp(list_sum(list(duckrank.log_floored(value) ORDER BY query_id)) / count(value))",
-                "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)", "overall": "avg(value)"}
-# With std, each mean also gets the standard deviation of its per-query values as ranx's return_std
-# computes it (numpy's std: the population's, ddof 0), in query order like the mean, reported as
-# the measure's name with this suffix.
-_STD_SQL = "list_stddev_pop(list(value ORDER BY query_id))"
-STD_SUFFIX = "_std"
-
-
-@dataclass
-class Plan:
-    """The run and qrels views duckrank.ranked reads. Plain views when one run is scored whole;
-    otherwise query_id is a struct {run, by_0, ..., query} so that one pass scores every run and
-    segment, and `fields` lists the struct's fields beside `query`."""
-
-    run_view: str
-    qrels_view: str
-    runs: list[str]
-    by: list[str] = field(default_factory=list)
-
-    @property
-    def keyed(self) -> bool:
-        return len(self.runs) > 1 or bool(self.by)
-
-    def key_columns(self) -> list[tuple[str, str]]:
-        """(output column, SQL expression over query_id) for run and each segment column."""
-        if not self.keyed:
-            return [("run", sql_text(self.runs[0]))]
-        return [("run", "query_id.run"), *((name, f"query_id.by_{i}") for i, name in enumerate(self.by))]
-
-    def query_expression(self) -> str:
-        return "query_id.query" if self.keyed else "query_id"
-
+from duckrank.registry import CONVENTIONS
 
 @dataclass
 class Results:
@@ -131,692 +82,6 @@ class Results:
                 target = target.setdefault(segment[0] if len(segment) == 1 else segment, {})
             target[measure] = value
         return values
-
-
-def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[str], std: bool = False) -> str:
-    """Each measure summarised over its per-query rows in `source` (a table, or a parenthesised
-    query with columns run_index, [segments,] query_id, measure_index, value): one grouping, the
-    summary rule picked per measure. Text measures (relstring) have no summary. With std, each mean
-    is followed by its standard deviation, named <measure>_std."""
-    by_sql = "".join(f"{quote_identifier(name)}, " for name in by)
-    summarised = [i for i, m in enumerate(measures) if m.summary != "none"]
-    rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[measures[i].summary]}" for i in summarised)
-    value = f"CASE measure_index {rules} END" if rules else "NULL"
-    spread = [i for i in summarised if std and measures[i].summary == "mean"]
-    spread_sql = f"CASE WHEN measure_index IN ({', '.join(map(str, spread))}) THEN {_STD_SQL} END" if spread else "NULL"
-    run_names = ", ".join(f"({i}, {sql_text(name)})" for i, name in enumerate(runs))
-    measure_names = ", ".join(f"({i}, {sql_text(m.spelling)})" for i, m in enumerate(measures))
-    return (f"SELECT r.run, {by_sql}m.measure || x.suffix AS measure, "
-            f"       CASE WHEN x.spread THEN s.std ELSE s.value END AS value "
-            f"FROM (SELECT run_index, {by_sql}measure_index, {value} AS value, {spread_sql} AS std "
-            f"      FROM {source} WHERE measure_index IN ({', '.join(map(str, summarised)) or 'NULL'}) "
-            f"      GROUP BY run_index, {by_sql}measure_index) s "
-            f"JOIN (VALUES (false, ''), (true, {sql_text(STD_SUFFIX)})) x(spread, suffix) "
-            f"  ON NOT x.spread OR s.measure_index IN ({', '.join(map(str, spread)) or 'NULL'}) "
-            f"JOIN (VALUES {run_names}) r(run_index, run) USING (run_index) "
-            f"JOIN (VALUES {measure_names}) m(measure_index, measure) USING (measure_index) "
-            f"ORDER BY s.run_index, {by_sql}s.measure_index, x.spread")
-
-
-def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
-                    measures: list[Measure]) -> list[str]:
-    """Every problem with the conventions and the measures' options, as the SQL library's checks
-    (generated from the registry) word them, so all can be reported at once."""
-    problems = []
-    for name, value in conventions.items():
-        param = CONVENTIONS[name].param if name in CONVENTIONS else OPTIONS[name]
-        if value is not None and not _has_type(value, param.type):
-            kind = {"integer": "a number", "number": "a number", "boolean": "True or False"}.get(param.type, "a string")
-            problems.append(f"{name} must be {kind}; got {value!r}")
-    if problems:
-        return problems
-    given = ", ".join(f"{name} := {sql_literal(value)}" for name, value in conventions.items()
-                      if name in CONVENTIONS and value is not None)
-    checks = [f"concat_ws(chr(10), duckrank.convention_problems({given}), "
-              f"duckrank.option_problems(gain := {sql_literal(conventions.get('gain') or 'linear')}"
-              + "".join(f", {name} := {sql_literal(conventions[name])}" for name in ("sampled", "correction")
-                        if conventions.get(name) is not None) + "))"]
-    # each set of option values checked once: DuckDB binds every call by expanding the macro, and
-    # -m all_trec's 99 measures give 43 sets (binding 99 calls took 10 s of CPU)
-    options = [", ".join(f"{name} := {sql_literal(value)}" for name, value in measure.given) for measure in measures]
-    distinct = list(dict.fromkeys(options))
-    checks.extend(f"duckrank.option_problems({rendered})" for rendered in distinct)
-    found = _run_checks(con, f"SELECT [{', '.join(checks)}]")
-    problems = (found[0] or "").splitlines()
-    texts = dict(zip(distinct, found[1:]))
-    for measure, rendered in zip(measures, options):
-        problems.extend(f"in measure {measure.spelling!r}: {line}" for line in (texts[rendered] or "").splitlines())
-    return problems
-
-
-def sampled_measures(measures: list[Measure], sampled: int | None, correction: str | None,
-                     conventions: dict[str, Any]) -> list[Measure]:
-    """The measures with sampled= and correction= as their defaults, or the OptionError that says
-    why they cannot be: a correction without sampled lists, a measure whose value is no function of
-    its one relevant item's rank (it can only report its plain value: correction='none'), -M.
-    (duckrank.sampled_problems says the same to a shell user.)"""
-    if sampled is None and correction is not None:
-        raise OptionError("correction corrects metrics read on sampled lists; say the catalog size they were "
-                          "sampled from with sampled=N (--sampled N), or leave correction out")
-    if sampled is not None:
-        wanted = correction or OPTIONS["correction"].default
-        uncorrectable = [m.spelling for m in measures
-                         if not m.metric.sampled and m.summary not in ("count", "sum") and wanted != "none"]
-        if uncorrectable:
-            can = sorted({s.name for m in METRICS.values() if m.sampled for s in m.ir_measures or m.aliases[:1]})
-            raise OptionError(
-                f"{', '.join(map(repr, uncorrectable))} cannot be corrected for sampling: its value is not a function "
-                f"of the rank of a query's one relevant item. The measures that can: {', '.join(can)} (with @k). "
-                f"Pass correction='none' (--correction none) for the plain values on the sampled lists")
-        measures = [m.with_default("sampled", sampled).with_default("correction", wanted) for m in measures]
-    for measure in measures:
-        if measure.catalog is None and "correction" in dict(measure.given):
-            raise OptionError(f"in measure {measure.spelling!r}: correction corrects metrics read on sampled lists; "
-                              f"say the catalog size they were sampled from with sampled=N (--sampled N), or leave "
-                              f"correction out")
-    if conventions.get("max_rank") is not None and any(m.catalog is not None for m in measures):
-        raise OptionError("max_rank (-M) cuts the sampled lists, which changes each query's number of negatives m; "
-                          "leave it out with sampled")
-    return measures
-
-
-def _has_type(value: Any, kind: str) -> bool:
-    if kind in ("integer", "number"):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    return isinstance(value, str)
-
-
-# The checks are pure functions of the option values, so a notebook that evaluates the same
-# measures in a loop asks the database once. Keyed by the library too, should a connection hold
-# another version of it.
-_CHECKED: dict[tuple[str, str], list[str | None]] = {}
-
-
-def _run_checks(con: duckdb.DuckDBPyConnection, sql: str) -> list[str | None]:
-    key = (library_digest(), sql)
-    if key not in _CHECKED:
-        if len(_CHECKED) > 1000:
-            _CHECKED.clear()
-        _CHECKED[key] = con.execute(sql).fetchall()[0][0]
-    return _CHECKED[key]
-
-
-def _path_of(source: Source) -> str:
-    """The user's name for an input: its path or table name as given, else its label (run (DataFrame))."""
-    return source.given if source.given is not None else source.label
-
-
-def tagged_names(names: list[str], tags: list[str | None]) -> list[str] | None:
-    """The runs named as trec_eval names a TREC run, by its tag (its last line's), the others as in
-    `names`; None when no run has a tag or two runs would share a name. The names people read
-    (eval's tables, the report), not the run column of machine output, which keeps `names`."""
-    tagged = [tag or name for tag, name in zip(tags, names)]
-    return tagged if any(tags) and len(set(tagged)) == len(tagged) else None
-
-
-def _tags(plan: Plan, runs: list[Source]) -> list[str | None]:
-    """Each of the plan's runs' TREC tag: none when one input was split into runs by its run_id."""
-    return [source.name for source in runs] if len(runs) == len(plan.runs) else [None] * len(plan.runs)
-
-
-def _plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, names: list[str] | None,
-          by: list[str], attributes: Source | None = None) -> Plan:
-    """Name the runs and build the views one duckrank.ranked pass scores. A list entry is one run,
-    named by run_names= or its path; a lone run is split by its run_id column when that holds
-    several values, and named by it when it holds one. A TREC text file is one run whatever its
-    tags (as trec_eval reads it): a lone one is named by the tag of its last line (trec_eval's runid)."""
-    if names is not None and len(names) != len(runs):
-        raise OptionError(f"run_names has {len(names)} names for {len(runs)} runs")
-    segments = "".join(f", {quote_identifier(name)} AS by_{i}" for i, name in enumerate(by))
-    if len(runs) == 1:
-        source = runs[0]
-        ids = ([row[0] for row in con.sql(f"SELECT DISTINCT run_id FROM {source.view} ORDER BY 1").fetchall()]
-               if source.has_run_id else [])
-        if len(ids) <= 1:
-            run_names = names or ids or [source.name or _path_of(source)]
-            union = f"SELECT {sql_text(run_names[0])} AS run, query_id, doc_id, score{segments} FROM {source.view}"
-        else:
-            run_names = ids
-            union = f"SELECT run_id AS run, query_id, doc_id, score{segments} FROM {source.view}"
-    else:
-        run_names = names or [_path_of(source) for source in runs]
-        union = " UNION ALL ".join(
-            f"SELECT {sql_text(name)} AS run, query_id, doc_id, score{segments} FROM {source.view}"
-            for name, source in zip(run_names, runs))
-    if len(set(run_names)) != len(run_names):
-        repeated = next(name for name in run_names if run_names.count(name) > 1)
-        raise InputError(f"two runs share the name {quoted_path(repeated)}; give each run its own name (run_names=)")
-    plan = Plan(runs[0].view, qrels.view, run_names, list(by))
-    if not plan.keyed:
-        return plan
-    fields = "".join(f", by_{i} := by_{i}" for i in range(len(by)))
-    plan.run_view, plan.qrels_view = fresh_name("runs"), fresh_name("qrels")
-    con.execute(f"CREATE TEMP VIEW {plan.run_view} AS SELECT struct_pack(run := run{fields}, query := query_id) "
-                f"AS query_id, doc_id, score FROM ({union})").fetchall()
-    subtopic = ", q.subtopic" if SUBTOPIC in qrels.columns else ""
-    values = ", ".join(f"({sql_text(n)})" for n in run_names)
-    if by:  # a query's judgments go to every (run, segment) the query appears in
-        keys = ", ".join(["run", *(f"by_{i}" for i in range(len(by))), "query_id"])
-        from_keys = "".join(f", by_{i} := k.by_{i}" for i in range(len(by)))
-        # and a qrels query a run lacks to that run too, so that complete := true scores it as it does
-        # without segments: under its segment in the segments table, else the one another run gives
-        # it (the least, should runs differ), else NULL
-        if attributes is not None:
-            segment_of = "".join(f", s.{quote_identifier(name)} AS by_{i}" for i, name in enumerate(by))
-            lookup = (f"(SELECT DISTINCT query_id{''.join(f', {quote_identifier(n)}' for n in by)} "
-                      f"FROM {attributes.view})")
-        else:
-            segment_of = "".join(f", s.segment.by_{i} AS by_{i}" for i in range(len(by)))
-            fields = ", ".join(f"by_{i} := by_{i}" for i in range(len(by)))
-            lookup = f"(SELECT query_id, min(struct_pack({fields})) AS segment FROM ({union}) GROUP BY query_id)"
-        missed = (f"SELECT m.run{segment_of}, m.query_id FROM (SELECT r.run, q.query_id FROM (SELECT DISTINCT "
-                  f"query_id FROM {qrels.view}) q CROSS JOIN (VALUES {values}) r(run) ANTI JOIN "
-                  f"(SELECT DISTINCT run, query_id FROM ({union})) u ON u.run = r.run AND u.query_id = q.query_id) m "
-                  f"LEFT JOIN {lookup} s ON s.query_id = m.query_id")
-        con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := k.run{from_keys}, "
-                    f"query := q.query_id) AS query_id, q.doc_id, q.relevance{subtopic} FROM {qrels.view} q "
-                    f"JOIN (SELECT DISTINCT {keys} FROM ({union}) UNION ALL {missed}) k "
-                    f"ON k.query_id = q.query_id").fetchall()
-    else:  # every run is judged on every qrels query, so complete := true still sees missed queries
-        con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := r.run, query := q.query_id) "
-                    f"AS query_id, q.doc_id, q.relevance{subtopic} FROM {qrels.view} q CROSS JOIN (VALUES {values}) r(run)").fetchall()
-    return plan
-
-
-def _ranked_call(plan: Plan, ranking: RankingPass) -> str:
-    """duckrank.rank_queries with every argument spelled out (the options were checked already)."""
-    args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not value else sql_literal(value)
-                     for name, value in ranking.arguments.items())
-    return f"duckrank.rank_queries({sql_text(plan.qrels_view)}, {sql_text(plan.run_view)}, {args})"
-
-
-def _per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
-                   g_max: float | None = None, estimates: dict[int, str] | None = None, lean: bool = False) -> str:
-    """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
-    group of measures sharing the relation options (duckrank.plan); text holds a text measure's
-    value (relstring), NULL for the others. g_max pins ERR's default top grade; estimates holds each
-    corrected measure's f~ (_corrections). lean: each pass rendered with no macro call once
-    duckrank.lean renders it, for the cases _lean_case admits."""
-    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
-    empty = sql_literal(conventions["empty"])
-    ctes, selects = [], []
-    for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
-        rendered = lean_pass_sql(ranking.arguments, [
-            measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
-            for i in ranking.measures], plan.run_view, plan.qrels_view) if lean else None
-        if rendered is not None:
-            ctes.append(f"g{group} AS ({rendered})")
-            columns = [_value_text(f"v{j}", measures[i]) for j, i in enumerate(ranking.measures)]
-        else:
-            aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
-                          else measures[i].sampled_sql((estimates or {}).get(i)) for i in ranking.measures]
-            computed = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(ranking.measures, aggregates))
-            ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {computed} FROM {_ranked_call(plan, ranking)} q)")
-            columns = [_value_text(measures[i].metric.per_query_value(f"m{i}", "num_rel", empty), measures[i])
-                       for i in ranking.measures]
-        selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
-                       f"{column} FROM g{group}" for i, column in zip(ranking.measures, columns))
-    return (f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) "
-            f"WHERE value IS NOT NULL OR text IS NOT NULL")
-
-
-def _subtopic_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any]) -> str:
-    """The diversity measures (sql/34_diversity_metrics.sql): one duckrank.rank_subtopics pass per
-    relevance level, complete and unjudged rule and alpha, its measures' values unnested into rows."""
-    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
-    empty = sql_literal(conventions["empty"])
-    groups: dict[tuple, list[tuple[int, Measure]]] = {}
-    for index, measure in measures:
-        complete = measure.complete if measure.complete is not None else conventions["complete"]
-        key = (measure.level(conventions["rel_level"]), complete, measure.unjudged or conventions["unjudged"],
-               *(measure.params.get(name, OPTIONS[name].default) for name in SUBTOPIC_OPTIONS))
-        groups.setdefault(key, []).append((index, measure))
-    selects = []
-    for (rel_level, complete, unjudged, *options), members in groups.items():
-        arguments = ", ".join(sql_literal(value) for value in (
-            rel_level, conventions["ties"], conventions["max_rank"], complete, unjudged, conventions["duplicates"],
-            *options))
-        indexes = ", ".join(str(index) for index, _ in members)
-        values = ", ".join(measure.metric.per_query_value(measure.aggregate_sql(), "q.num_rel", empty)
-                           for _, measure in members)
-        selects.append(
-            f"SELECT * FROM (SELECT {keys}{plan.query_expression()} AS query_id, unnest([{indexes}]) AS measure_index, "
-            f"unnest([{values}]) AS value, CAST(NULL AS VARCHAR) AS text "
-            f"FROM duckrank.rank_subtopics({sql_text(plan.qrels_view)}, {sql_text(plan.run_view)}, {arguments}) q) "
-            f"WHERE value IS NOT NULL")
-    return " UNION ALL ".join(selects)
-
-
-def _subtopic_convention_problems(measures: list[Measure], conventions: dict[str, Any]) -> list[str]:
-    """The conventions the diversity measures cannot follow: ndeval ranks by score and doc id, and an
-    unjudged doc is relevant to no subtopic (or skipped)."""
-    problems = []
-    if conventions["ties"] not in SUBTOPIC_TIES:
-        problems.append(f"the diversity measures rank by score, ties by doc id: ties must be "
-                        f"{' or '.join(SUBTOPIC_TIES)}; got {quoted(conventions['ties'])}")
-    unjudged = sorted({m.unjudged or conventions["unjudged"] for m in measures} - set(SUBTOPIC_UNJUDGED))
-    if unjudged:
-        problems.append(f"the diversity measures read unjudged docs as relevant to no subtopic or skip them: unjudged "
-                        f"must be {' or '.join(SUBTOPIC_UNJUDGED)}; got {quoted(unjudged[0])}")
-    return problems
-
-
-def _subtopic_problem(measures: list[Measure], qrels: Source, subtopic_col: str | None) -> str:
-    """Why these qrels cannot feed the diversity measures (they have no subtopics)."""
-    named = ", ".join(m.spelling for m in measures)
-    return (f"{named} read each judgment's subtopic, but {qrels.label} has no column "
-            f"{quoted(subtopic_col or SUBTOPIC)}; pass diversity qrels: a table with a subtopic column (name yours "
-            f"with subtopic_col=, --subtopic-col), ir_measures Qrels with the subtopic in iteration, or TREC "
-            f"diversity qrels (query_id subtopic doc_id relevance)")
-
-
-def _value_text(value: str, measure: Measure) -> str:
-    """A measure's per-query value (Metric.per_query_value) as the value and text columns: a text
-    measure fills text, the others value."""
-    if measure.metric.value == "text":
-        return f"CAST(NULL AS DOUBLE) AS value, {value} AS text"
-    return f"{value} AS value, CAST(NULL AS VARCHAR) AS text"
-
-
-def _lean_case(plan: Plan, measures: list[Measure], batches: int) -> bool:
-    """Whether the ranking passes render lean (duckrank.lean): one run scored whole (no segments, no
-    batches), every measure a ranking measure on full rankings, and sqlglot at hand. Anything else
-    calls the macros."""
-    return (not plan.keyed and batches == 1 and all(m.ranked and m.catalog is None for m in measures)
-            and lean_available())
-
-
-def _log_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],
-             rel_level: float, log: Source | None) -> str:
-    """GAUC and global AUC are whole-log values: one macro call per (run, segment) slice of a log.
-    A log given as such is read as it is; otherwise the log is built from the run and qrels (an
-    unjudged impression is a negative; only judged queries count)."""
-    if log is not None and not plan.keyed:
-        log_view = log.view
-    else:
-        log_view = fresh_name("log")
-        con.execute(
-            f"CREATE TEMP VIEW {log_view} AS SELECT r.query_id, r.doc_id, r.score, coalesce(q.relevance, 0) AS label "
-            f"FROM {plan.run_view} r LEFT JOIN {plan.qrels_view} q ON q.query_id = r.query_id AND q.doc_id = r.doc_id "
-            f"WHERE r.query_id IN (SELECT query_id FROM {plan.qrels_view})").fetchall()
-    key_columns = plan.key_columns()
-    if plan.keyed:
-        expressions = ", ".join(expression for _, expression in key_columns)
-        slices = con.sql(f"SELECT DISTINCT {expressions} FROM {log_view} ORDER BY ALL").fetchall()
-    else:
-        slices = [(plan.runs[0],)]
-    selects = []
-    for values in slices:
-        source = log_view
-        if plan.keyed:
-            source = fresh_name("log_slice")
-            condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_text(value)}"
-                                     for (_, expression), value in zip(key_columns, values))
-            con.execute(f"CREATE TEMP VIEW {source} AS SELECT query_id, score, label FROM {log_view} "
-                        f"WHERE {condition}").fetchall()
-        constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
-                            for (name, _), value in zip(key_columns, values))
-        for index, measure in measures:
-            level = measure.level(rel_level)
-            call = measure.metric.aggregate.format(
-                log=sql_text(source), rel_level=sql_literal(level),
-                **{name: sql_literal(value) for name, value in measure.params.items()})
-            selects.append(f"SELECT {constants}NULL AS query_id, {index} AS measure_index, value, "
-                           f"CAST(NULL AS VARCHAR) AS text FROM {call} "
-                           f"WHERE value IS NOT NULL")
-    return " UNION ALL ".join(selects)
-
-
-def _slices(con: duckdb.DuckDBPyConnection, plan: Plan) -> list[tuple[tuple, str, str]]:
-    """Each (run, segment) slice of a plan as (its key values, run view, qrels view) whose query_id is
-    the query itself (what training interactions call the user)."""
-    if not plan.keyed:
-        return [((plan.runs[0],), plan.run_view, plan.qrels_view)]
-    key_columns = plan.key_columns()
-    expressions = ", ".join(expression for _, expression in key_columns)
-    slices = []
-    for values in con.sql(f"SELECT DISTINCT {expressions} FROM {plan.run_view} ORDER BY ALL").fetchall():
-        condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_text(value)}"
-                                 for (_, expression), value in zip(key_columns, values))
-        views = []
-        for view, columns in ((plan.run_view, "doc_id, score"), (plan.qrels_view, "doc_id, relevance")):
-            name = fresh_name("slice")
-            con.execute(f"CREATE TEMP VIEW {name} AS SELECT query_id.query AS query_id, {columns} FROM {view} "
-                        f"WHERE {condition}").fetchall()
-            views.append(name)
-        slices.append((values, *views))
-    return slices
-
-
-def _top_lists(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
-               conventions: dict[str, Any]) -> tuple[int | None, list[tuple[tuple, dict[float, str]]]]:
-    """The run ranked once for every beyond-accuracy measure: each (run, segment) slice's top lists
-    (duckrank.recommended) as deep as the deepest measure reads (None: whole lists), one table per
-    relevance level the measures use (a list's rel and R depend on it). The slices are the queries
-    themselves, since training interactions call them users. Returns the depth and, per slice, its
-    key values and {relevance level: table}."""
-    cutoffs = [m.params.get("k") for m in measures]
-    depth = None if None in cutoffs else max(cutoffs)
-    levels = sorted({m.level(conventions["rel_level"]) for m in measures})
-    # the measures a refusal (ties := 'average') names
-    names = sql_text(", ".join(dict.fromkeys(m.spelling for m in measures)))
-    slices = []
-    for values, run_view, qrels_view in _slices(con, plan):
-        tables = {}
-        for level in levels:
-            ranking = {**conventions, "k": depth, "rel_level": level}
-            arguments = ", ".join(sql_literal(ranking[name]) for name in
-                                  ("k", "rel_level", "ties", "max_rank", "complete", "unjudged", "duplicates"))
-            tables[level] = fresh_name("top_lists")
-            con.execute(f"CREATE TEMP TABLE {tables[level]} AS SELECT * FROM duckrank.recommended("
-                        f"{sql_text(qrels_view)}, {sql_text(run_view)}, {arguments}, {names})").fetchall()
-        slices.append((values, tables))
-    return depth, slices
-
-
-def _read_training_pairs_once(con: duckdb.DuckDBPyConnection, tables: dict[str, str | None]) -> dict[str, str | None]:
-    """The tables with train's distinct pairs in a table: each measure's macro reads them, some more
-    than once, and each would otherwise redo the DISTINCT."""
-    if not tables.get("train"):
-        return tables
-    pairs = fresh_name("training_pairs")
-    con.execute(f"CREATE TEMP TABLE {pairs} AS SELECT user_id AS query_id, doc_id "
-                f"FROM duckrank.training_pairs({sql_text(tables['train'])})").fetchall()
-    return {**tables, "train": pairs}
-
-
-def _top_k_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any],
-               tables: dict[str, str | None], slices: list[tuple[tuple, dict[float, str]]]) -> str:
-    """The beyond-accuracy measures (sql/42_beyond_accuracy.sql): each reads its table macro over a
-    slice's top lists (_top_lists) and the training (and item) tables. A measure of the whole set
-    (coverage) gives one row with no query_id."""
-    key_columns = plan.key_columns()
-    selects = []
-    for values, lists in slices:
-        constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
-                            for (name, _), value in zip(key_columns, values))
-        for index, measure in measures:
-            call = measure.top_k_sql({"users": lists[measure.level(conventions["rel_level"])], **tables}, conventions["empty"])
-            query = "NULL" if measure.summary == "overall" else "query_id"
-            selects.append(f"SELECT {constants}{query} AS query_id, {index} AS measure_index, "
-                           f"CAST(value AS DOUBLE) AS value, CAST(NULL AS VARCHAR) AS text FROM {call} "
-                           f"WHERE value IS NOT NULL")
-    return " UNION ALL ".join(selects)
-
-
-def _cut_plan(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure], depth: int | None,
-              slices: list[tuple[tuple, dict[float, str]]], conventions: dict[str, Any]) -> Plan:
-    """The plan the ranking measures read: when the run was ranked into top lists anyway and the
-    measures may be scored from them (duckrank.plan.reads_top_lists), the run's rows of those lists,
-    so that each ranking pass sorts k docs a query, not the whole run (one run, no segments)."""
-    if plan.keyed or not reads_top_lists(measures, depth, conventions):
-        return plan
-    (_, lists), = slices
-    table = fresh_name("run_top")
-    con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM duckrank.run_top({sql_text(plan.run_view)}, "
-                f"{sql_text(next(iter(lists.values())))})").fetchall()
-    return dataclasses.replace(plan, run_view=table)
-
-
-def _read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], train: Any, items: Any,
-                       columns: dict[str, str | None], runs: list[Source],
-                       literal: bool | None) -> dict[str, Source | None]:
-    """The training interactions and item features the beyond-accuracy measures read, checked against
-    what they need; their ids must be of the run's kind (text or numbers), as qrels' are."""
-    needs_train = [m.spelling for m in measures if "train" in m.metric.inputs]
-    needs_items = [m.spelling for m in measures if m.params.get("similarity") == "features"]
-    if needs_train and train is None:
-        raise OptionError(f"{', '.join(map(repr, needs_train))} need training interactions: pass train= "
-                          f"(duckrank eval --train FILE), a table of query_id (the user) and doc_id (the item)")
-    if needs_items and items is None:
-        raise OptionError(f"{', '.join(map(repr, needs_items))} need item features (similarity=features): pass "
-                          f"items= (duckrank eval --items FILE), a table of doc_id and feature columns")
-    read = {"train": read_table(con, train, "train", columns=columns, literal=literal) if needs_train else None,
-            "items": read_items(con, items, doc_col=columns.get("doc_id"), literal=literal) if needs_items else None}
-    for source in read.values():
-        if source is not None:
-            check_id_types(source, runs)
-    return read
-
-
-def _translate(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyConnection) -> DuckrankError:
-    """A DuckDB error as a duckrank error that names the user's inputs, not our views."""
-    message = str(error).strip()
-    memory = memory_problem(con, error, lambda: _largest_query(con, sources))
-    if memory is not None:
-        return InputError(memory)
-    for source in sources:
-        name = source.label.split(" ", 1)[1] if " " in source.label else source.label
-        for view in filter(None, (source.inner_view, source.view)):
-            message = message.replace(f"'{view}'", name).replace(view, name)
-    found = re.search(r"duckrank: (.*)", message, re.S)
-    if found:
-        return InputError(found.group(1).strip())
-    return InputError(f"DuckDB could not evaluate the inputs: {message.splitlines()[0]}")
-
-
-LARGE_QUERY_ROWS = 1_000_000  # a query's ranking of this many rows fills about 100 MB (BYTES_PER_RUN_ROW)
-
-
-def _largest_query(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> str:
-    """Why batching did not help, when a run's largest query holds LARGE_QUERY_ROWS or more: each
-    query's ranking is held in memory whole."""
-    hints = []
-    for source in sources:
-        if not source.label.startswith("run"):
-            continue
-        try:
-            found = con.execute(f"SELECT query_id, count(*), count(DISTINCT doc_id) FROM {quote_identifier(source.view)} "
-                                f"GROUP BY query_id ORDER BY 2 DESC LIMIT 1").fetchall()
-        except duckdb.Error:
-            continue  # short of memory for this too: the limit alone is the advice
-        if found and found[0][1] >= LARGE_QUERY_ROWS:
-            query_id, rows, docs = found[0]
-            repeats = (f"; only {docs:,} of its doc_ids differ: --duplicates max (duplicates='max') keeps one row "
-                       f"per doc" if docs < rows else "")
-            hints.append(f"; each query's ranking is held in memory whole, and query_id {quoted(query_id)} of "
-                         f"{source.label} has {rows:,} rows{repeats}")
-    return "".join(hints)
-
-
-def _reshaped(con: duckdb.DuckDBPyConnection, source: Source, exclusions: Source | None,
-              attributes: Source | None, by: list[str], keep_order: bool) -> Source:
-    """A run (or log) without the excluded (query_id, doc_id) pairs, with its segment columns
-    from the segments table: the relation every later step reads (ranking, cutoffs, -M, num_ret, AUC)."""
-    view = source.view
-    if exclusions is not None:
-        _check_key_types(source, exclusions, ("query_id", "doc_id"))
-        view = fresh_name("kept")
-        # a table: several passes read it (the ranking, the beyond-accuracy measures' top k, the
-        # batch count), and each would otherwise redo the anti-join; in the run's order when the tie
-        # rule reads it (ties := 'input')
-        remove = "run_excluding" if keep_order else "run_without"
-        try:
-            con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM duckrank.{remove}("
-                        f"{sql_text(source.view)}, {sql_text(exclusions.view)})").fetchall()
-        except duckdb.Error as error:
-            raise _translate(error, [source, exclusions], con) from None
-    if attributes is not None:
-        _check_key_types(source, attributes, ("query_id",))
-        _check_one_segment(con, attributes, by)
-        joined = fresh_name("segmented")
-        chosen = ", ".join(f"s.{quote_identifier(name)}" for name in by)
-        # a query the segments table lacks is scored under a NULL segment; the run's order is kept
-        # (ties := 'input' reads it)
-        con.execute(f"CREATE TEMP VIEW {joined} AS SELECT r.* EXCLUDE (duckrank_order), {chosen} "
-                    f"FROM (SELECT *, row_number() OVER () AS duckrank_order FROM {view}) r "
-                    f"LEFT JOIN (SELECT DISTINCT * FROM {attributes.view}) s ON s.query_id = r.query_id "
-                    f"ORDER BY r.duckrank_order").fetchall()
-        view = joined
-    return dataclasses.replace(source, view=view) if view != source.view else source
-
-
-def _check_one_segment(con: duckdb.DuckDBPyConnection, attributes: Source, by: list[str]) -> None:
-    """Each query gets one segment: a query id the segments table gives two values is an error."""
-    values = f"list_value({', '.join(quote_identifier(name) for name in by)})"
-    found = con.execute(f"SELECT query_id, list(DISTINCT {values}) FROM {attributes.view} GROUP BY query_id "
-                        f"HAVING count(DISTINCT {values}) > 1 LIMIT 1").fetchall()
-    if found:
-        query_id, both = found[0]
-        shown = " and ".join(quoted(value[0] if len(value) == 1 else tuple(value)) for value in both[:2])
-        raise InputError(f"{attributes.label} gives query_id {quoted(query_id)} two segments ({shown} of "
-                         f"{', '.join(by)}); give each query one row")
-
-
-def _check_key_types(run: Source, other: Source, keys: tuple[str, ...]) -> None:
-    """The ids of the exclusions and the segments table meet the run's as given: a string id never
-    silently matches a number."""
-    for column in keys:
-        if run.columns[column].upper().startswith("VARCHAR") != other.columns[column].upper().startswith("VARCHAR"):
-            raise InputError(f"{run.label} has {column} of type {run.columns[column]} but {other.label} has "
-                             f"{other.columns[column]}; ids are compared as given, so make both strings or both "
-                             f"integers")
-
-
-def _missing_queries(con: duckdb.DuckDBPyConnection, plan: Plan, qrels: Source) -> list[tuple[str, int, int]]:
-    """For each run: how many qrels queries it lacks (they are not scored unless complete), of how many."""
-    run_query = "query_id.query" if plan.keyed else "query_id"
-    run_name = "query_id.run" if plan.keyed else sql_text(plan.runs[0])
-    names = ", ".join(f"({sql_text(name)})" for name in plan.runs)
-    rows = con.execute(
-        f"WITH judged AS (SELECT DISTINCT query_id FROM {qrels.view}), "
-        f"ranked AS (SELECT DISTINCT {run_name} AS run, {run_query} AS query_id FROM {plan.run_view}) "
-        f"SELECT r.run, count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM ranked x WHERE x.run = r.run "
-        f"AND x.query_id = j.query_id)), count(*) "
-        f"FROM (VALUES {names}) r(run) CROSS JOIN judged j GROUP BY r.run").fetchall()
-    order = {name: i for i, name in enumerate(plan.runs)}
-    return sorted(rows, key=lambda row: order[row[0]])
-
-
-def _split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tuple[Source, Source]:
-    """A log as a run (query_id, doc_id, score, segments) and qrels (its label as the relevance)."""
-    run_view, qrels_view = fresh_name("run"), fresh_name("qrels")
-    segments = "".join(f", {quote_identifier(name)}" for name in by)
-    con.execute(f"CREATE TEMP VIEW {run_view} AS SELECT query_id, doc_id, score{segments} FROM {log.view}").fetchall()
-    con.execute(f"CREATE TEMP VIEW {qrels_view} AS SELECT query_id, doc_id, label AS relevance FROM {log.view}").fetchall()
-    return (Source(run_view, log.label, log.columns, given=log.given),
-            Source(qrels_view, log.label, log.columns, given=log.given))
-
-
-def check_id_types(qrels: Source, runs: list[Source]) -> None:
-    """Ids are compared as given: a string id never silently matches a number."""
-    def is_text(column_type: str) -> bool:
-        return column_type.upper().startswith("VARCHAR")
-    for run in runs:
-        for column in (c for c in ("query_id", "doc_id") if c in qrels.columns):
-            if "NULL" in (run.columns[column].strip('"').upper(), qrels.columns[column].strip('"').upper()):
-                continue  # a column with no values (an empty DataFrame's object column) has no type
-            if is_text(run.columns[column]) != is_text(qrels.columns[column]):
-                raise InputError(
-                    f"{run.label} has {column} of type {run.columns[column]} but {qrels.label} has "
-                    f"{qrels.columns[column]}; ids are compared as given, so make both strings or both integers")
-
-
-def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
-    return con.sql(f"SELECT count(*) FROM {quote_identifier(view)}").fetchall()[0][0]
-
-
-def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source) -> InputError:
-    def sample(view: str) -> str:
-        ids = con.sql(f"SELECT DISTINCT query_id FROM {quote_identifier(view)} ORDER BY 1 LIMIT 3").fetchall()
-        return ", ".join(quoted(row[0]) for row in ids)
-    for run in runs:
-        if _count(con, run.view) == 0:
-            return InputError(f"{run.label} is empty: there is nothing to evaluate")
-    if _count(con, qrels.view) == 0:
-        return InputError(f"{qrels.label} is empty: there is nothing to evaluate against")
-    common = con.sql(f"SELECT count(*) FROM (SELECT query_id FROM {quote_identifier(runs[0].view)} INTERSECT "
-                     f"SELECT query_id FROM {quote_identifier(qrels.view)})").fetchall()[0][0]
-    if common:  # every query in common was left out: empty := 'skip', and none has a relevant doc
-        return InputError(f"{runs[0].label} and {qrels.label} share {common} queries, but none has a relevant doc, and "
-                          f"empty := 'skip' leaves such queries out; use empty := 'zero' or empty := 'nan' to score them")
-    return InputError(f"no query_id in common between {runs[0].label} (e.g. {sample(runs[0].view)}) and "
-                      f"{qrels.label} (e.g. {sample(qrels.view)}); "
-                      + (_normalization_hint(con, runs[0], qrels) or "check that both describe the same queries"))
-
-
-def _normalization_hint(con: duckdb.DuckDBPyConnection, run: Source, qrels: Source) -> str | None:
-    """What to do when text ids differ only in their Unicode normalization ('é' as U+00E9 in one
-    file, as e + U+0301 in the other), which no message can show unescaped; None otherwise."""
-    if not all(source.columns["query_id"].upper().startswith("VARCHAR") for source in (run, qrels)):
-        return None
-    found = con.sql(f"SELECT r.query_id, q.query_id "
-                    f"FROM (SELECT DISTINCT query_id FROM {quote_identifier(run.view)}) r "
-                    f"JOIN (SELECT DISTINCT query_id FROM {quote_identifier(qrels.view)}) q "
-                    f"ON nfc_normalize(r.query_id) = nfc_normalize(q.query_id) LIMIT 1").fetchall()
-    if not found:
-        return None
-    in_run, in_qrels = found[0]
-    return (f"their ids differ only in Unicode normalization: the run's {quoted(in_run)} is the qrels' "
-            f"{quoted(in_qrels)} composed another way; normalize both files' ids to NFC, e.g. with "
-            f"unicodedata.normalize('NFC', id)")
-
-
-# Memory the list pipeline of duckrank.ranked holds per run row (W10M peaks at about 0.9 GiB for
-# 10 M rows; a 25 M-row batch of W100M at 1.7 GB of RSS), with a margin. A run that would fill more
-# than 80% of DuckDB's memory limit is scored in batches of queries, each ranked on its own: lists
-# that spill to disk cost far more than reading the run once per batch (W100M under 4GB: 190 s
-# unbatched, 82 s in 7 batches, 70 s in 4).
-BYTES_PER_RUN_ROW = 100
-MAX_BATCHES = 128  # each batch reads the run once: past this, spilling is the lesser cost
-
-
-def _query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
-    rows = con.execute(f"SELECT count(*) FROM {quote_identifier(plan.run_view)}").fetchall()[0][0]
-    return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (memory_limit_bytes(con) * 0.8))))
-
-
-# The corrected estimates f~ by (library, f(R) over the catalog, m, correction): pure functions of
-# those, solved once per process (a catalog of 100,000 items costs seconds per measure).
-_ESTIMATES: dict[tuple[str, str, int, str], list[float]] = {}
-
-
-def _corrections(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
-                 conventions: dict[str, Any]) -> dict[int, str]:
-    """Each corrected measure's f~ for the numbers of negatives m its queries have, as SQL: a MAP
-    from m to the list f~(1..m+1). The queries' m are read by the ranking pass that scores it."""
-    maps = {}
-    for ranking in ranking_passes(measures, conventions):
-        corrected = [i for i in ranking.measures if measures[i].corrected]
-        if not corrected:
-            continue
-        negatives = con.execute(
-            f"SELECT coalesce(list(DISTINCT duckrank.sampled_negatives(q) ORDER BY duckrank.sampled_negatives(q)), "
-            f"[]) FROM {_ranked_call(plan, ranking)} q").fetchall()[0][0]
-        for index in corrected:
-            measure = measures[index]
-            values, correction = measure.metric_values_sql(), measure.params["correction"]
-            cached = {m: (library_digest(), values, m, correction) for m in negatives}
-            missing = [m for m, entry in cached.items() if entry not in _ESTIMATES]
-            if missing:
-                if len(_ESTIMATES) > 1000:
-                    _ESTIMATES.clear()
-                for m, estimate in con.execute(f"SELECT negatives, estimate FROM duckrank.sampled_estimators("
-                                               f"{values}, ?::BIGINT[], ?)", [missing, correction]).fetchall():
-                    _ESTIMATES[cached[m]] = estimate
-            # each f~ as text cast to DOUBLE[]: exact, where a literal 0.5 would be a DECIMAL
-            entries = ", ".join(f"{m}: {sql_text(str(_ESTIMATES[entry]))}::DOUBLE[]" for m, entry in cached.items())
-            maps[index] = f"CAST(MAP {{{entries}}} AS MAP(BIGINT, DOUBLE[]))" if entries else None
-    return maps
-
-
-def _batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
-                       conventions: dict[str, Any], batches: int, estimates: dict[int, str]) -> list[str]:
-    """The per-query SELECT of each batch of queries (split by a hash of the query key)."""
-    top = con.execute(f"SELECT greatest(max(relevance), 0) FROM {quote_identifier(plan.qrels_view)}").fetchall()[0][0]
-    selects = []
-    for batch in range(batches):
-        views = []
-        for view in (plan.run_view, plan.qrels_view):
-            name = fresh_name("batch")
-            con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {quote_identifier(view)} "
-                        f"WHERE hash(query_id) % {batches} = {batch}").fetchall()
-            views.append(name)
-        part = dataclasses.replace(plan, run_view=views[0], qrels_view=views[1])
-        selects.append(_per_query_sql(part, measures, conventions, g_max=top, estimates=estimates))
-    return selects
 
 
 @interruptible
@@ -890,7 +155,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     diverse = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "subtopics"]
     diverse_measures = [m for _, m in diverse]  # their own pass: the ranking passes still render lean
     if diverse:  # what duckrank.rank_subtopics also refuses, said before any input is read
-        problems = _subtopic_convention_problems(diverse_measures, conventions)
+        problems = subtopic_convention_problems(diverse_measures, conventions)
         if problems:
             raise OptionError("\n".join(problems))
     # segment columns come from the run (or log), or all from a segments table joined on the query id
@@ -908,8 +173,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
                               f"not: pass qrels (with a subtopic column) and runs")
         source = read_table(con, log, "log", fmt=log_format, columns={**columns, "label": label},
                             label_map=label_map, extra=own_segments, literal=literal)
-        source = _reshaped(con, source, exclusions, attributes, segments, keep_order)
-        run_source, qrels_source = _split_log(con, source, segments)
+        source = reshaped(con, source, exclusions, attributes, segments, keep_order)
+        run_source, qrels_source = split_log(con, source, segments)
         sources, run_sources = [source, run_source, qrels_source], [run_source]
     else:
         if qrels is None or runs is None:
@@ -919,44 +184,44 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns, literal=literal,
                                   subtopics=bool(diverse))
         if diverse and SUBTOPIC not in qrels_source.columns:
-            raise InputError(_subtopic_problem(diverse_measures, qrels_source, subtopic_col))
+            raise InputError(subtopic_problem(diverse_measures, qrels_source, subtopic_col))
         run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
                        for run in run_list]
         check_id_types(qrels_source, run_sources)
-        run_sources = [_reshaped(con, run, exclusions, attributes, segments, keep_order) for run in run_sources]
+        run_sources = [reshaped(con, run, exclusions, attributes, segments, keep_order) for run in run_sources]
         sources = [qrels_source, *run_sources]
     sources += [extra for extra in (exclusions, attributes) if extra is not None]
     top_k = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "top_k"]
     tables: dict[str, str | None] = {}
     if top_k:
-        read = _read_top_k_inputs(con, [m for _, m in top_k], train, items, columns, run_sources, literal)
+        read = read_top_k_inputs(con, [m for _, m in top_k], train, items, columns, run_sources, literal)
         tables = {name: source.view if source else None for name, source in read.items()}
         sources.extend(source for source in read.values() if source)
     table = fresh_name("results")
     try:
-        plan = _plan(con, run_sources, qrels_source, run_names, segments, attributes)
+        plan = build_plan(con, run_sources, qrels_source, run_names, segments, attributes)
         ranking = [m for m in parsed if m.summary != "log"]
         ranked = [m for m in parsed if m.ranked]
         depth, slices = None, []
         if top_k:
-            tables = _read_training_pairs_once(con, tables)
-            depth, slices = _top_lists(con, plan, [m for _, m in top_k], conventions)
-        ranked_plan = _cut_plan(con, plan, parsed, depth, slices, conventions)
-        batches = _query_batches(con, ranked_plan) if ranked else 1
-        estimates = _corrections(con, ranked_plan, parsed, conventions)
-        parts = (_batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1
-                 else [_per_query_sql(ranked_plan, parsed, conventions, estimates=estimates,
-                                      lean=_lean_case(ranked_plan, [m for m in parsed if m not in diverse_measures],
+            tables = read_training_pairs_once(con, tables)
+            depth, slices = top_lists(con, plan, [m for _, m in top_k], conventions)
+        ranked_plan = cut_plan(con, plan, parsed, depth, slices, conventions)
+        batches = query_batches(con, ranked_plan) if ranked else 1
+        estimates = corrections(con, ranked_plan, parsed, conventions)
+        parts = (batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1
+                 else [per_query_sql(ranked_plan, parsed, conventions, estimates=estimates,
+                                      lean=lean_case(ranked_plan, [m for m in parsed if m not in diverse_measures],
                                                       batches))] if ranked else [])
         if diverse:  # never batched: few queries judge subtopics
-            subtopic_sql = _subtopic_sql(plan, diverse, conventions)
+            subtopic_sql = subtopic_values_sql(plan, diverse, conventions)
             parts = [f"{parts[0]} UNION ALL {subtopic_sql}", *parts[1:]] if parts else [subtopic_sql]
         if top_k:  # never batched: coverage is over every query at once
-            top_k_sql = _top_k_sql(plan, top_k, conventions, tables, slices)
+            top_k_sql = top_k_values_sql(plan, top_k, conventions, tables, slices)
             parts = [f"{parts[0]} UNION ALL {top_k_sql}", *parts[1:]] if parts else [top_k_sql]
         log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
         if log_measures:
-            log_sql = _log_sql(con, plan, log_measures, rel_level, source if log is not None else None)
+            log_sql = log_values_sql(con, plan, log_measures, rel_level, source if log is not None else None)
             parts = [f"{parts[0]} UNION ALL {log_sql}", *parts[1:]] if parts else [log_sql]
         runs_sql = ", ".join(f"({i}, {sql_text(n)})" for i, n in enumerate(plan.runs))
         per_query = [f"SELECT r.run_index, p.* FROM ({part}) p JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)"
@@ -966,8 +231,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             scored = {row[-2] for row in rows}
             if not any(m.spelling in scored for m in ranking) and any(m.metric.per_query for m in ranking):
                 raise _no_common_queries(con, run_sources, qrels_source)
-            missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-            return Results(con, plan.runs, parsed, None, segments, rows, missing, _tags(plan, run_sources), std)
+            missing = missing_queries(con, plan, qrels_source) if count_missing and log is None else []
+            return Results(con, plan.runs, parsed, None, segments, rows, missing, run_tags(plan, run_sources), std)
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
         measures_sql = ", ".join(f"({i}, {sql_text(m.spelling)}, {sql_literal(m.metric.per_query)})"
                                  for i, m in enumerate(parsed))
@@ -978,12 +243,12 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         for part in per_query[1:]:
             con.execute(f"INSERT INTO {table} {part}").fetchall()
     except duckdb.Error as error:
-        raise _translate(error, sources, con) from None
+        raise translate_error(error, sources, con) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
         raise _no_common_queries(con, run_sources, qrels_source)
-    missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-    return Results(con, plan.runs, parsed, table, segments, missing=missing, tags=_tags(plan, run_sources), std=std)
+    missing = missing_queries(con, plan, qrels_source) if count_missing and log is None else []
+    return Results(con, plan.runs, parsed, table, segments, missing=missing, tags=run_tags(plan, run_sources), std=std)
 
 
 @interruptible
@@ -1018,7 +283,7 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     reads every path literally, literal=False expands every glob.
     """
     con = options.get("con")
-    with Guest.of(con) as guest:
+    with BorrowedConnection.of(con) as guest:
         if per_query:
             if options.get("std"):
                 raise OptionError("std=True adds standard deviations to the summary; per_query=True returns the "
@@ -1035,86 +300,3 @@ def evaluate(qrels: Any = None, run: Any = None, measures: list[str] | str = ("m
     if con is None:
         results.con.close()  # duckrank's own cursor: its views and registered frames go with it
     return values
-
-
-class Guest:
-    """On a connection the caller owns (con=), leave the database as it was found: the engine
-    settings the call changed restored, the call's views and tables dropped (but the tables a
-    returned relation reads), and the macro library removed again: the whole schema when the call
-    made it, else just the macros and views it added to the caller's own schema `duckrank` (so each
-    such call loads it: pass a duckrank.connect() connection to load it once)."""
-
-    SETTINGS = ("threads", "memory_limit", "temp_directory")
-
-    def __init__(self, con: duckdb.DuckDBPyConnection | None) -> None:
-        self.con = con
-        self.kept: set[str] = set()
-
-    @classmethod
-    def of(cls, con: duckdb.DuckDBPyConnection | None) -> Guest:
-        """The guard for a call given `con`: a no-op for none (duckrank's own connection) and for
-        a connection that holds the library (duckrank.connect()'s, the caller's to manage)."""
-        return cls(con if con is not None and not holds_library(con) else None)
-
-    def keep(self, *names: str | None) -> None:
-        self.kept.update(name for name in names if name)
-
-    def __enter__(self) -> Self:
-        if self.con is not None:
-            self.settings = {name: self._setting(name) for name in self.SETTINGS}
-            self.had_library = bool(self.con.execute(
-                "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'duckrank' "
-                "AND database_name = current_database()").fetchall()[0][0])
-            self.before = self._objects()
-            self.library_before = self._library_objects()
-        return self
-
-    def _objects(self) -> set[tuple[str, str]]:
-        return set(self.con.execute(
-            "SELECT 'VIEW', view_name FROM duckdb_views() WHERE view_name LIKE 'duckrank\\_%' ESCAPE '\\' "
-            "UNION ALL SELECT 'TABLE', table_name FROM duckdb_tables() "
-            "WHERE table_name LIKE 'duckrank\\_%' ESCAPE '\\'").fetchall())
-
-    def _library_objects(self) -> set[tuple[str, str]]:
-        """(DROP keyword, name) of every macro and view in schema duckrank of the current database."""
-        return set(self.con.execute(
-            "SELECT CASE function_type WHEN 'table_macro' THEN 'MACRO TABLE' ELSE 'MACRO' END, function_name "
-            "FROM duckdb_functions() WHERE schema_name = 'duckrank' AND database_name = current_database() "
-            "AND function_type IN ('macro', 'table_macro') "
-            "UNION ALL SELECT 'VIEW', view_name FROM duckdb_views() "
-            "WHERE schema_name = 'duckrank' AND database_name = current_database()").fetchall())
-
-    def _setting(self, name: str) -> Any:
-        return self.con.execute(f"SELECT current_setting('{name}')").fetchall()[0][0]
-
-    def __exit__(self, *exc: object) -> None:
-        if self.con is None:
-            return
-        # views first: they read the tables
-        for kind, name in sorted(self._objects() - self.before, key=lambda item: item[0] == "TABLE"):
-            if name not in self.kept:
-                self.con.execute(f"DROP {kind} IF EXISTS {quote_identifier(name)}").fetchall()
-        for name, value in self.settings.items():
-            if self._setting(name) != value:  # only a setting the call changed: the others stay exact
-                self._restore(name, value)
-        if not self.had_library:  # the tables kept are materialised: they read no macro
-            self.con.execute("DROP SCHEMA IF EXISTS duckrank CASCADE").fetchall()
-            return
-        # views first: they may call the macros
-        for kind, name in sorted(self._library_objects() - self.library_before, key=lambda item: item[0] != "VIEW"):
-            self.con.execute(f"DROP {kind} IF EXISTS duckrank.{quote_identifier(name)}").fetchall()
-
-    def _restore(self, name: str, shown: str) -> None:
-        """Set `name` back to the value that read back as `shown`. DuckDB shows a size truncated to a
-        tenth of its unit (counted in whole 1/1024ths of it) and exposes no exact value, so setting
-        the text back drifts down a tenth each call ('2.7GiB' reads 2.6 GiB, which set reads 2.5
-        GiB). So: the default when it reads the same, else the fewest bytes that read as `shown`,
-        which read the same however often they are restored."""
-        self.con.execute(f"RESET {name}").fetchall()
-        if self._setting(name) == shown:
-            return
-        size = re.fullmatch(r"(\d+(?:\.\d+)?) ([KMGTP])iB", shown) if name == "memory_limit" else None
-        if size:
-            sub_unit = 1024 ** "KMGTP".index(size[2])
-            shown = f"{math.ceil(Fraction(size[1]) * 1024) * sub_unit}B"
-        self.con.execute(f"SET {name} = ?", [shown]).fetchall()

@@ -19,10 +19,11 @@ from typing import Any
 
 import duckdb
 
+from duckrank._checks import check_id_types
 from duckrank._library import fusion_cursor, interruptible
 from duckrank._sql import fresh_name, literal, quote_identifier
 from duckrank.errors import InputError, OptionError, quoted
-from duckrank.evaluation import check_id_types, evaluate
+from duckrank.evaluation import evaluate
 from duckrank.inputs import Source, read_table
 from duckrank.peer_inputs import runs_and_names
 from duckrank.registry import FUSION_METHODS, FUSION_NORM_ALIASES, FUSION_NORMS, FUSION_PARAMS, FusionMethod

@@ -25,6 +25,7 @@ from typing import Any
 import duckdb
 
 from duckrank import __version__
+from duckrank._duckdb_sql import tagged_names
 from duckrank._library import connect, interruptible
 from duckrank._sql import fresh_name, literal, quote_identifier
 from duckrank.comparison import (
@@ -39,7 +40,7 @@ from duckrank.comparison import (
     top_segments,
 )
 from duckrank.errors import OptionError
-from duckrank.evaluation import Results, compute, tagged_names
+from duckrank.evaluation import Results, compute
 from duckrank.inputs import read_table
 from duckrank.measures import parse_measures
 from duckrank.peer_inputs import runs_and_names

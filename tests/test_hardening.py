@@ -181,13 +181,13 @@ def test_a_full_disk_is_reported_as_a_full_disk(inputs, monkeypatch):
 
 
 def test_a_full_spill_disk_is_not_called_out_of_memory(tmp_path):
-    from duckrank.evaluation import _translate
+    from duckrank._checks import translate_error
 
     con = duckdb.connect()
     con.execute("SET temp_directory = ?", [str(tmp_path)])
     error = duckdb.OutOfMemoryException("Out of Memory Error: failed to offload data block of size 64.0 KiB "
                                         "(1.7 MiB/1.7 MiB used).")
-    assert str(_translate(error, [], con)).startswith(f"the disk is full: no space left in {tmp_path} for DuckDB")
+    assert str(translate_error(error, [], con)).startswith(f"the disk is full: no space left in {tmp_path} for DuckDB")
 
 
 def test_convert_refuses_an_empty_id(tmp_path):

@@ -12,8 +12,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "duckrank"
 # Top first; a module may import those of its own layer and below.
 LAYERS = (("duckrank.cli",), ("duckrank.reporting",), ("duckrank.comparison",),
-          ("duckrank.evaluation", "duckrank.spark"), ("duckrank.plan",), ("duckrank.measures",), ("duckrank.registry",),
-          ("duckrank.inputs",), ("duckrank._sql", "duckrank.errors", "duckrank._library"))
+          ("duckrank.evaluation", "duckrank._duckdb_sql", "duckrank._checks", "duckrank.spark"), ("duckrank.plan",),
+          ("duckrank.measures",), ("duckrank.registry",), ("duckrank.inputs",),
+          ("duckrank._sql", "duckrank.errors", "duckrank._library", "duckrank._borrowed"))
 
 
 def _name(path: Path) -> str:

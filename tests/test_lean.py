@@ -14,7 +14,7 @@ import pytest
 from test_front_doors import QRELS, RUN, SETTINGS, cases_for
 
 import duckrank
-from duckrank import evaluation, lean
+from duckrank import _duckdb_sql, evaluation, lean
 
 pytest.importorskip("sqlglot")
 
@@ -24,14 +24,14 @@ def rendered(monkeypatch):
     """Every pass rendered from its first call; counts the passes the lean rendering serves, so a
     comparison cannot pass by comparing the macro path with itself."""
     calls = []
-    lean_pass_sql = evaluation.lean_pass_sql
+    lean_pass_sql = _duckdb_sql.lean_pass_sql
 
     def counted(*args, **kwargs):
         rendered = lean_pass_sql(*args, **kwargs)
         if rendered is not None:
             calls.append(args)
         return rendered
-    monkeypatch.setattr(evaluation, "lean_pass_sql", counted)
+    monkeypatch.setattr(_duckdb_sql, "lean_pass_sql", counted)
     monkeypatch.setattr(lean, "RENDER_FROM_CALL", 1)
     return calls
 
@@ -40,7 +40,7 @@ def outcome(monkeypatch, rendering: bool, qrels, run, measures: list[str], **con
     """{(measure, query_id): value or text} of one evaluate(per_query=True) call, or its error."""
     with monkeypatch.context() as patch:
         if not rendering:
-            patch.setattr(evaluation, "_lean_case", lambda *args: False)
+            patch.setattr(evaluation, "lean_case", lambda *args: False)
         try:
             rows = duckrank.evaluate(qrels, run, measures, per_query=True, **conventions).fetchall()
         except duckrank.DuckrankError as error:
@@ -113,8 +113,8 @@ def test_data_errors_read_the_same(monkeypatch, rendered, broken):
 def test_a_pass_is_rendered_the_second_time_a_process_asks_for_it(monkeypatch):
     """A single call (the CLI) keeps the macros: rendering costs more than binding them once."""
     passes = []
-    lean_pass_sql = evaluation.lean_pass_sql
-    monkeypatch.setattr(evaluation, "lean_pass_sql", lambda *args: passes.append(lean_pass_sql(*args)) or passes[-1])
+    lean_pass_sql = _duckdb_sql.lean_pass_sql
+    monkeypatch.setattr(_duckdb_sql, "lean_pass_sql", lambda *args: passes.append(lean_pass_sql(*args)) or passes[-1])
     qrels, run = frames()
     measures = ["P@7", "recall@7"]  # asked for by no other test
     first, second = (duckrank.evaluate(qrels, run, measures) for _ in range(2))

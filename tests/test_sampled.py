@@ -246,13 +246,13 @@ def test_per_measure_correction_and_cli(tmp_path):
 
 
 def test_estimates_are_solved_once_per_process(monkeypatch):
-    from duckrank import evaluation
+    from duckrank import _duckdb_sql
 
     run, qrels = ranks_run(10, [1, 2, 11])
     assert duckrank.evaluate(qrels, run, "nDCG@5", sampled=321)["nDCG@5"] != 0
-    (key,) = [key for key in evaluation._ESTIMATES if key[2] == 10 and "321" in key[1] and "discount" in key[1]]
+    (key,) = [key for key in _duckdb_sql._ESTIMATES if key[2] == 10 and "321" in key[1] and "discount" in key[1]]
     # a second call reads the cached f~ (here replaced by zeros) instead of solving again
-    monkeypatch.setitem(evaluation._ESTIMATES, key, [0.0] * 11)
+    monkeypatch.setitem(_duckdb_sql._ESTIMATES, key, [0.0] * 11)
     assert duckrank.evaluate(qrels, run, "nDCG@5", sampled=321)["nDCG@5"] == 0
 
 

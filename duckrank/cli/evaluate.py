@@ -213,7 +213,8 @@ def eval_command(qrels, runs, measures, per_query, no_summary, std, judged_only,
                          f"read subtopic qrels; use the DuckDB engine for them")
 
     from duckrank._library import connect, shared_cursor
-    from duckrank.evaluation import compute, option_problems
+    from duckrank._checks import option_problems
+    from duckrank.evaluation import compute
 
     # the part of the library an evaluation reads, loaded once; engine settings are the database's,
     # so they get a private one that no later evaluation in this process inherits
@@ -340,7 +341,7 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
                if fmt in output.HUMAN_FORMATS else
                f"runs.run_order, {by_rows}rows.part, rows.query_order, measures.measure_order"),
     )
-    from duckrank.evaluation import STD_SUFFIX
+    from duckrank._duckdb_sql import STD_SUFFIX
 
     # each measure, then (--std) its standard deviation, a summary line of its own
     lines = [(m.spelling, m.printed_name, m.metric.per_query and m.summary != "log") for m in measures]
@@ -400,7 +401,7 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
             # runs the query again rather than keep the lines in memory
             lines = _Lines(lambda: _human_lines(shown_rows(), several, segments, per_query, integer_metrics,
                                                 run_names))
-            from duckrank.evaluation import tagged_names
+            from duckrank._duckdb_sql import tagged_names
 
             # the runs as people call them: a TREC run by its tag, as the report names it
             value_columns = (tagged_names(run_names, results.tags) or run_names) if several else ["value"]

@@ -53,7 +53,7 @@ def _conventions(options: dict[str, Any], parsed: list) -> tuple[dict[str, Any],
     """The conventions with the registry's defaults, checked exactly as the DuckDB engine checks them
     (the checks are the library's, run on DuckDB: they read no data)."""
     from duckrank._library import shared_cursor
-    from duckrank.evaluation import option_problems
+    from duckrank._checks import option_problems
     from duckrank.measures import with_gain_map
     from duckrank.registry import CONVENTIONS
 

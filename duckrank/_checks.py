@@ -1,0 +1,262 @@
+"""What is wrong, said before the query runs or after it fails: the options and conventions (as the
+SQL library's generated checks word them), the inputs' id types and segments, the training and item
+tables the beyond-accuracy measures need, and a DuckDB error as a message that names the user's
+inputs (memory, no query in common, ids that differ only in normalization)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import duckdb
+
+from duckrank._library import library_digest, memory_problem
+from duckrank._sql import quote_identifier
+from duckrank.errors import DuckrankError, InputError, OptionError, quoted
+from duckrank.inputs import SUBTOPIC, Source, read_items, read_table
+from duckrank.measures import Measure, sql_literal
+from duckrank.registry import CONVENTIONS, METRICS, OPTIONS, SUBTOPIC_TIES, SUBTOPIC_UNJUDGED
+
+def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
+                    measures: list[Measure]) -> list[str]:
+    """Every problem with the conventions and the measures' options, as the SQL library's checks
+    (generated from the registry) word them, so all can be reported at once."""
+    problems = []
+    for name, value in conventions.items():
+        param = CONVENTIONS[name].param if name in CONVENTIONS else OPTIONS[name]
+        if value is not None and not _has_type(value, param.type):
+            kind = {"integer": "a number", "number": "a number", "boolean": "True or False"}.get(param.type, "a string")
+            problems.append(f"{name} must be {kind}; got {value!r}")
+    if problems:
+        return problems
+    given = ", ".join(f"{name} := {sql_literal(value)}" for name, value in conventions.items()
+                      if name in CONVENTIONS and value is not None)
+    checks = [f"concat_ws(chr(10), duckrank.convention_problems({given}), "
+              f"duckrank.option_problems(gain := {sql_literal(conventions.get('gain') or 'linear')}"
+              + "".join(f", {name} := {sql_literal(conventions[name])}" for name in ("sampled", "correction")
+                        if conventions.get(name) is not None) + "))"]
+    # each set of option values checked once: DuckDB binds every call by expanding the macro, and
+    # -m all_trec's 99 measures give 43 sets (binding 99 calls took 10 s of CPU)
+    options = [", ".join(f"{name} := {sql_literal(value)}" for name, value in measure.given) for measure in measures]
+    distinct = list(dict.fromkeys(options))
+    checks.extend(f"duckrank.option_problems({rendered})" for rendered in distinct)
+    found = _run_checks(con, f"SELECT [{', '.join(checks)}]")
+    problems = (found[0] or "").splitlines()
+    texts = dict(zip(distinct, found[1:]))
+    for measure, rendered in zip(measures, options):
+        problems.extend(f"in measure {measure.spelling!r}: {line}" for line in (texts[rendered] or "").splitlines())
+    return problems
+
+
+def sampled_measures(measures: list[Measure], sampled: int | None, correction: str | None,
+                     conventions: dict[str, Any]) -> list[Measure]:
+    """The measures with sampled= and correction= as their defaults, or the OptionError that says
+    why they cannot be: a correction without sampled lists, a measure whose value is no function of
+    its one relevant item's rank (it can only report its plain value: correction='none'), -M.
+    (duckrank.sampled_problems says the same to a shell user.)"""
+    if sampled is None and correction is not None:
+        raise OptionError("correction corrects metrics read on sampled lists; say the catalog size they were "
+                          "sampled from with sampled=N (--sampled N), or leave correction out")
+    if sampled is not None:
+        wanted = correction or OPTIONS["correction"].default
+        uncorrectable = [m.spelling for m in measures
+                         if not m.metric.sampled and m.summary not in ("count", "sum") and wanted != "none"]
+        if uncorrectable:
+            can = sorted({s.name for m in METRICS.values() if m.sampled for s in m.ir_measures or m.aliases[:1]})
+            raise OptionError(
+                f"{', '.join(map(repr, uncorrectable))} cannot be corrected for sampling: its value is not a function "
+                f"of the rank of a query's one relevant item. The measures that can: {', '.join(can)} (with @k). "
+                f"Pass correction='none' (--correction none) for the plain values on the sampled lists")
+        measures = [m.with_default("sampled", sampled).with_default("correction", wanted) for m in measures]
+    for measure in measures:
+        if measure.catalog is None and "correction" in dict(measure.given):
+            raise OptionError(f"in measure {measure.spelling!r}: correction corrects metrics read on sampled lists; "
+                              f"say the catalog size they were sampled from with sampled=N (--sampled N), or leave "
+                              f"correction out")
+    if conventions.get("max_rank") is not None and any(m.catalog is not None for m in measures):
+        raise OptionError("max_rank (-M) cuts the sampled lists, which changes each query's number of negatives m; "
+                          "leave it out with sampled")
+    return measures
+
+
+def _has_type(value: Any, kind: str) -> bool:
+    if kind in ("integer", "number"):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    return isinstance(value, str)
+
+
+# The checks are pure functions of the option values, so a notebook that evaluates the same
+# measures in a loop asks the database once. Keyed by the library too, should a connection hold
+# another version of it.
+_CHECKED: dict[tuple[str, str], list[str | None]] = {}
+
+
+def _run_checks(con: duckdb.DuckDBPyConnection, sql: str) -> list[str | None]:
+    key = (library_digest(), sql)
+    if key not in _CHECKED:
+        if len(_CHECKED) > 1000:
+            _CHECKED.clear()
+        _CHECKED[key] = con.execute(sql).fetchall()[0][0]
+    return _CHECKED[key]
+
+
+def subtopic_convention_problems(measures: list[Measure], conventions: dict[str, Any]) -> list[str]:
+    """The conventions the diversity measures cannot follow: ndeval ranks by score and doc id, and an
+    unjudged doc is relevant to no subtopic (or skipped)."""
+    problems = []
+    if conventions["ties"] not in SUBTOPIC_TIES:
+        problems.append(f"the diversity measures rank by score, ties by doc id: ties must be "
+                        f"{' or '.join(SUBTOPIC_TIES)}; got {quoted(conventions['ties'])}")
+    unjudged = sorted({m.unjudged or conventions["unjudged"] for m in measures} - set(SUBTOPIC_UNJUDGED))
+    if unjudged:
+        problems.append(f"the diversity measures read unjudged docs as relevant to no subtopic or skip them: unjudged "
+                        f"must be {' or '.join(SUBTOPIC_UNJUDGED)}; got {quoted(unjudged[0])}")
+    return problems
+
+
+def subtopic_problem(measures: list[Measure], qrels: Source, subtopic_col: str | None) -> str:
+    """Why these qrels cannot feed the diversity measures (they have no subtopics)."""
+    named = ", ".join(m.spelling for m in measures)
+    return (f"{named} read each judgment's subtopic, but {qrels.label} has no column "
+            f"{quoted(subtopic_col or SUBTOPIC)}; pass diversity qrels: a table with a subtopic column (name yours "
+            f"with subtopic_col=, --subtopic-col), ir_measures Qrels with the subtopic in iteration, or TREC "
+            f"diversity qrels (query_id subtopic doc_id relevance)")
+
+
+def read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], train: Any, items: Any,
+                       columns: dict[str, str | None], runs: list[Source],
+                       literal: bool | None) -> dict[str, Source | None]:
+    """The training interactions and item features the beyond-accuracy measures read, checked against
+    what they need; their ids must be of the run's kind (text or numbers), as qrels' are."""
+    needs_train = [m.spelling for m in measures if "train" in m.metric.inputs]
+    needs_items = [m.spelling for m in measures if m.params.get("similarity") == "features"]
+    if needs_train and train is None:
+        raise OptionError(f"{', '.join(map(repr, needs_train))} need training interactions: pass train= "
+                          f"(duckrank eval --train FILE), a table of query_id (the user) and doc_id (the item)")
+    if needs_items and items is None:
+        raise OptionError(f"{', '.join(map(repr, needs_items))} need item features (similarity=features): pass "
+                          f"items= (duckrank eval --items FILE), a table of doc_id and feature columns")
+    read = {"train": read_table(con, train, "train", columns=columns, literal=literal) if needs_train else None,
+            "items": read_items(con, items, doc_col=columns.get("doc_id"), literal=literal) if needs_items else None}
+    for source in read.values():
+        if source is not None:
+            check_id_types(source, runs)
+    return read
+
+
+def translate_error(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyConnection) -> DuckrankError:
+    """A DuckDB error as a duckrank error that names the user's inputs, not our views."""
+    message = str(error).strip()
+    memory = memory_problem(con, error, lambda: _largest_query(con, sources))
+    if memory is not None:
+        return InputError(memory)
+    for source in sources:
+        name = source.label.split(" ", 1)[1] if " " in source.label else source.label
+        for view in filter(None, (source.inner_view, source.view)):
+            message = message.replace(f"'{view}'", name).replace(view, name)
+    found = re.search(r"duckrank: (.*)", message, re.S)
+    if found:
+        return InputError(found.group(1).strip())
+    return InputError(f"DuckDB could not evaluate the inputs: {message.splitlines()[0]}")
+
+
+LARGE_QUERY_ROWS = 1_000_000  # a query's ranking of this many rows fills about 100 MB (BYTES_PER_RUN_ROW)
+
+
+def _largest_query(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> str:
+    """Why batching did not help, when a run's largest query holds LARGE_QUERY_ROWS or more: each
+    query's ranking is held in memory whole."""
+    hints = []
+    for source in sources:
+        if not source.label.startswith("run"):
+            continue
+        try:
+            found = con.execute(f"SELECT query_id, count(*), count(DISTINCT doc_id) FROM {quote_identifier(source.view)} "
+                                f"GROUP BY query_id ORDER BY 2 DESC LIMIT 1").fetchall()
+        except duckdb.Error:
+            continue  # short of memory for this too: the limit alone is the advice
+        if found and found[0][1] >= LARGE_QUERY_ROWS:
+            query_id, rows, docs = found[0]
+            repeats = (f"; only {docs:,} of its doc_ids differ: --duplicates max (duplicates='max') keeps one row "
+                       f"per doc" if docs < rows else "")
+            hints.append(f"; each query's ranking is held in memory whole, and query_id {quoted(query_id)} of "
+                         f"{source.label} has {rows:,} rows{repeats}")
+    return "".join(hints)
+
+
+def check_one_segment(con: duckdb.DuckDBPyConnection, attributes: Source, by: list[str]) -> None:
+    """Each query gets one segment: a query id the segments table gives two values is an error."""
+    values = f"list_value({', '.join(quote_identifier(name) for name in by)})"
+    found = con.execute(f"SELECT query_id, list(DISTINCT {values}) FROM {attributes.view} GROUP BY query_id "
+                        f"HAVING count(DISTINCT {values}) > 1 LIMIT 1").fetchall()
+    if found:
+        query_id, both = found[0]
+        shown = " and ".join(quoted(value[0] if len(value) == 1 else tuple(value)) for value in both[:2])
+        raise InputError(f"{attributes.label} gives query_id {quoted(query_id)} two segments ({shown} of "
+                         f"{', '.join(by)}); give each query one row")
+
+
+def check_key_types(run: Source, other: Source, keys: tuple[str, ...]) -> None:
+    """The ids of the exclusions and the segments table meet the run's as given: a string id never
+    silently matches a number."""
+    for column in keys:
+        if run.columns[column].upper().startswith("VARCHAR") != other.columns[column].upper().startswith("VARCHAR"):
+            raise InputError(f"{run.label} has {column} of type {run.columns[column]} but {other.label} has "
+                             f"{other.columns[column]}; ids are compared as given, so make both strings or both "
+                             f"integers")
+
+
+def check_id_types(qrels: Source, runs: list[Source]) -> None:
+    """Ids are compared as given: a string id never silently matches a number."""
+    def is_text(column_type: str) -> bool:
+        return column_type.upper().startswith("VARCHAR")
+    for run in runs:
+        for column in (c for c in ("query_id", "doc_id") if c in qrels.columns):
+            if "NULL" in (run.columns[column].strip('"').upper(), qrels.columns[column].strip('"').upper()):
+                continue  # a column with no values (an empty DataFrame's object column) has no type
+            if is_text(run.columns[column]) != is_text(qrels.columns[column]):
+                raise InputError(
+                    f"{run.label} has {column} of type {run.columns[column]} but {qrels.label} has "
+                    f"{qrels.columns[column]}; ids are compared as given, so make both strings or both integers")
+
+
+def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
+    return con.sql(f"SELECT count(*) FROM {quote_identifier(view)}").fetchall()[0][0]
+
+
+def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source) -> InputError:
+    def sample(view: str) -> str:
+        ids = con.sql(f"SELECT DISTINCT query_id FROM {quote_identifier(view)} ORDER BY 1 LIMIT 3").fetchall()
+        return ", ".join(quoted(row[0]) for row in ids)
+    for run in runs:
+        if _count(con, run.view) == 0:
+            return InputError(f"{run.label} is empty: there is nothing to evaluate")
+    if _count(con, qrels.view) == 0:
+        return InputError(f"{qrels.label} is empty: there is nothing to evaluate against")
+    common = con.sql(f"SELECT count(*) FROM (SELECT query_id FROM {quote_identifier(runs[0].view)} INTERSECT "
+                     f"SELECT query_id FROM {quote_identifier(qrels.view)})").fetchall()[0][0]
+    if common:  # every query in common was left out: empty := 'skip', and none has a relevant doc
+        return InputError(f"{runs[0].label} and {qrels.label} share {common} queries, but none has a relevant doc, and "
+                          f"empty := 'skip' leaves such queries out; use empty := 'zero' or empty := 'nan' to score them")
+    return InputError(f"no query_id in common between {runs[0].label} (e.g. {sample(runs[0].view)}) and "
+                      f"{qrels.label} (e.g. {sample(qrels.view)}); "
+                      + (_normalization_hint(con, runs[0], qrels) or "check that both describe the same queries"))
+
+
+def _normalization_hint(con: duckdb.DuckDBPyConnection, run: Source, qrels: Source) -> str | None:
+    """What to do when text ids differ only in their Unicode normalization ('é' as U+00E9 in one
+    file, as e + U+0301 in the other), which no message can show unescaped; None otherwise."""
+    if not all(source.columns["query_id"].upper().startswith("VARCHAR") for source in (run, qrels)):
+        return None
+    found = con.sql(f"SELECT r.query_id, q.query_id "
+                    f"FROM (SELECT DISTINCT query_id FROM {quote_identifier(run.view)}) r "
+                    f"JOIN (SELECT DISTINCT query_id FROM {quote_identifier(qrels.view)}) q "
+                    f"ON nfc_normalize(r.query_id) = nfc_normalize(q.query_id) LIMIT 1").fetchall()
+    if not found:
+        return None
+    in_run, in_qrels = found[0]
+    return (f"their ids differ only in Unicode normalization: the run's {quoted(in_run)} is the qrels' "
+            f"{quoted(in_qrels)} composed another way; normalize both files' ids to NFC, e.g. with "
+            f"unicodedata.normalize('NFC', id)")

@@ -1,0 +1,502 @@
+"""The DuckDB SQL of an evaluation: the views one duckrank.ranked pass scores (several runs and
+segments keyed into one query id), the per-query SELECT of each group of measures (ranking passes,
+diversity, beyond-accuracy, whole-log AUC), batches of queries under the memory limit, and the
+summary over the per-query rows. Python composes; every number comes from the SQL library."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from duckrank._checks import check_key_types, check_one_segment, translate_error
+from duckrank._library import library_digest, memory_limit_bytes
+from duckrank._sql import fresh_name, quote_identifier
+from duckrank._sql import literal as sql_text
+from duckrank.errors import InputError, OptionError, quoted_path
+from duckrank.inputs import SUBTOPIC, Source
+from duckrank.lean import available as lean_available
+from duckrank.lean import pass_sql as lean_pass_sql
+from duckrank.measures import Measure, sql_literal
+from duckrank.plan import RankingPass, ranking_passes, reads_top_lists
+from duckrank.registry import EMPTY_GAIN_MAP, OPTIONS, SUBTOPIC_OPTIONS
+
+# Means are summed in query order (not by DuckDB's parallel avg), so a summary is the same bits on
+# every run and thread count. Counters are integers: their sums are exact in any order.
+_SUMMARY_SQL = {"mean": "list_sum(list(value ORDER BY query_id)) / count(value)", "sum": "sum(value)",
+                "gmean": "exp(list_sum(list(duckrank.log_floored(value) ORDER BY query_id)) / count(value))",
+                "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)", "overall": "avg(value)"}
+# With std, each mean also gets the standard deviation of its per-query values as ranx's return_std
+# computes it (numpy's std: the population's, ddof 0), in query order like the mean, reported as
+# the measure's name with this suffix.
+_STD_SQL = "list_stddev_pop(list(value ORDER BY query_id))"
+STD_SUFFIX = "_std"
+
+
+@dataclass
+class Plan:
+    """The run and qrels views duckrank.ranked reads. Plain views when one run is scored whole;
+    otherwise query_id is a struct {run, by_0, ..., query} so that one pass scores every run and
+    segment, and `fields` lists the struct's fields beside `query`."""
+
+    run_view: str
+    qrels_view: str
+    runs: list[str]
+    by: list[str] = field(default_factory=list)
+
+    @property
+    def keyed(self) -> bool:
+        return len(self.runs) > 1 or bool(self.by)
+
+    def key_columns(self) -> list[tuple[str, str]]:
+        """(output column, SQL expression over query_id) for run and each segment column."""
+        if not self.keyed:
+            return [("run", sql_text(self.runs[0]))]
+        return [("run", "query_id.run"), *((name, f"query_id.by_{i}") for i, name in enumerate(self.by))]
+
+    def query_expression(self) -> str:
+        return "query_id.query" if self.keyed else "query_id"
+
+
+def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[str], std: bool = False) -> str:
+    """Each measure summarised over its per-query rows in `source` (a table, or a parenthesised
+    query with columns run_index, [segments,] query_id, measure_index, value): one grouping, the
+    summary rule picked per measure. Text measures (relstring) have no summary. With std, each mean
+    is followed by its standard deviation, named <measure>_std."""
+    by_sql = "".join(f"{quote_identifier(name)}, " for name in by)
+    summarised = [i for i, m in enumerate(measures) if m.summary != "none"]
+    rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[measures[i].summary]}" for i in summarised)
+    value = f"CASE measure_index {rules} END" if rules else "NULL"
+    spread = [i for i in summarised if std and measures[i].summary == "mean"]
+    spread_sql = f"CASE WHEN measure_index IN ({', '.join(map(str, spread))}) THEN {_STD_SQL} END" if spread else "NULL"
+    run_names = ", ".join(f"({i}, {sql_text(name)})" for i, name in enumerate(runs))
+    measure_names = ", ".join(f"({i}, {sql_text(m.spelling)})" for i, m in enumerate(measures))
+    return (f"SELECT r.run, {by_sql}m.measure || x.suffix AS measure, "
+            f"       CASE WHEN x.spread THEN s.std ELSE s.value END AS value "
+            f"FROM (SELECT run_index, {by_sql}measure_index, {value} AS value, {spread_sql} AS std "
+            f"      FROM {source} WHERE measure_index IN ({', '.join(map(str, summarised)) or 'NULL'}) "
+            f"      GROUP BY run_index, {by_sql}measure_index) s "
+            f"JOIN (VALUES (false, ''), (true, {sql_text(STD_SUFFIX)})) x(spread, suffix) "
+            f"  ON NOT x.spread OR s.measure_index IN ({', '.join(map(str, spread)) or 'NULL'}) "
+            f"JOIN (VALUES {run_names}) r(run_index, run) USING (run_index) "
+            f"JOIN (VALUES {measure_names}) m(measure_index, measure) USING (measure_index) "
+            f"ORDER BY s.run_index, {by_sql}s.measure_index, x.spread")
+
+
+def _path_of(source: Source) -> str:
+    """The user's name for an input: its path or table name as given, else its label (run (DataFrame))."""
+    return source.given if source.given is not None else source.label
+
+
+def tagged_names(names: list[str], tags: list[str | None]) -> list[str] | None:
+    """The runs named as trec_eval names a TREC run, by its tag (its last line's), the others as in
+    `names`; None when no run has a tag or two runs would share a name. The names people read
+    (eval's tables, the report), not the run column of machine output, which keeps `names`."""
+    tagged = [tag or name for tag, name in zip(tags, names)]
+    return tagged if any(tags) and len(set(tagged)) == len(tagged) else None
+
+
+def run_tags(plan: Plan, runs: list[Source]) -> list[str | None]:
+    """Each of the plan's runs' TREC tag: none when one input was split into runs by its run_id."""
+    return [source.name for source in runs] if len(runs) == len(plan.runs) else [None] * len(plan.runs)
+
+
+def build_plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, names: list[str] | None,
+          by: list[str], attributes: Source | None = None) -> Plan:
+    """Name the runs and build the views one duckrank.ranked pass scores. A list entry is one run,
+    named by run_names= or its path; a lone run is split by its run_id column when that holds
+    several values, and named by it when it holds one. A TREC text file is one run whatever its
+    tags (as trec_eval reads it): a lone one is named by the tag of its last line (trec_eval's runid)."""
+    if names is not None and len(names) != len(runs):
+        raise OptionError(f"run_names has {len(names)} names for {len(runs)} runs")
+    segments = "".join(f", {quote_identifier(name)} AS by_{i}" for i, name in enumerate(by))
+    if len(runs) == 1:
+        source = runs[0]
+        ids = ([row[0] for row in con.sql(f"SELECT DISTINCT run_id FROM {source.view} ORDER BY 1").fetchall()]
+               if source.has_run_id else [])
+        if len(ids) <= 1:
+            run_names = names or ids or [source.name or _path_of(source)]
+            union = f"SELECT {sql_text(run_names[0])} AS run, query_id, doc_id, score{segments} FROM {source.view}"
+        else:
+            run_names = ids
+            union = f"SELECT run_id AS run, query_id, doc_id, score{segments} FROM {source.view}"
+    else:
+        run_names = names or [_path_of(source) for source in runs]
+        union = " UNION ALL ".join(
+            f"SELECT {sql_text(name)} AS run, query_id, doc_id, score{segments} FROM {source.view}"
+            for name, source in zip(run_names, runs))
+    if len(set(run_names)) != len(run_names):
+        repeated = next(name for name in run_names if run_names.count(name) > 1)
+        raise InputError(f"two runs share the name {quoted_path(repeated)}; give each run its own name (run_names=)")
+    plan = Plan(runs[0].view, qrels.view, run_names, list(by))
+    if not plan.keyed:
+        return plan
+    fields = "".join(f", by_{i} := by_{i}" for i in range(len(by)))
+    plan.run_view, plan.qrels_view = fresh_name("runs"), fresh_name("qrels")
+    con.execute(f"CREATE TEMP VIEW {plan.run_view} AS SELECT struct_pack(run := run{fields}, query := query_id) "
+                f"AS query_id, doc_id, score FROM ({union})").fetchall()
+    subtopic = ", q.subtopic" if SUBTOPIC in qrels.columns else ""
+    values = ", ".join(f"({sql_text(n)})" for n in run_names)
+    if by:  # a query's judgments go to every (run, segment) the query appears in
+        keys = ", ".join(["run", *(f"by_{i}" for i in range(len(by))), "query_id"])
+        from_keys = "".join(f", by_{i} := k.by_{i}" for i in range(len(by)))
+        # and a qrels query a run lacks to that run too, so that complete := true scores it as it does
+        # without segments: under its segment in the segments table, else the one another run gives
+        # it (the least, should runs differ), else NULL
+        if attributes is not None:
+            segment_of = "".join(f", s.{quote_identifier(name)} AS by_{i}" for i, name in enumerate(by))
+            lookup = (f"(SELECT DISTINCT query_id{''.join(f', {quote_identifier(n)}' for n in by)} "
+                      f"FROM {attributes.view})")
+        else:
+            segment_of = "".join(f", s.segment.by_{i} AS by_{i}" for i in range(len(by)))
+            fields = ", ".join(f"by_{i} := by_{i}" for i in range(len(by)))
+            lookup = f"(SELECT query_id, min(struct_pack({fields})) AS segment FROM ({union}) GROUP BY query_id)"
+        missed = (f"SELECT m.run{segment_of}, m.query_id FROM (SELECT r.run, q.query_id FROM (SELECT DISTINCT "
+                  f"query_id FROM {qrels.view}) q CROSS JOIN (VALUES {values}) r(run) ANTI JOIN "
+                  f"(SELECT DISTINCT run, query_id FROM ({union})) u ON u.run = r.run AND u.query_id = q.query_id) m "
+                  f"LEFT JOIN {lookup} s ON s.query_id = m.query_id")
+        con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := k.run{from_keys}, "
+                    f"query := q.query_id) AS query_id, q.doc_id, q.relevance{subtopic} FROM {qrels.view} q "
+                    f"JOIN (SELECT DISTINCT {keys} FROM ({union}) UNION ALL {missed}) k "
+                    f"ON k.query_id = q.query_id").fetchall()
+    else:  # every run is judged on every qrels query, so complete := true still sees missed queries
+        con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := r.run, query := q.query_id) "
+                    f"AS query_id, q.doc_id, q.relevance{subtopic} FROM {qrels.view} q CROSS JOIN (VALUES {values}) r(run)").fetchall()
+    return plan
+
+
+def _ranked_call(plan: Plan, ranking: RankingPass) -> str:
+    """duckrank.rank_queries with every argument spelled out (the options were checked already)."""
+    args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not value else sql_literal(value)
+                     for name, value in ranking.arguments.items())
+    return f"duckrank.rank_queries({sql_text(plan.qrels_view)}, {sql_text(plan.run_view)}, {args})"
+
+
+def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
+                   g_max: float | None = None, estimates: dict[int, str] | None = None, lean: bool = False) -> str:
+    """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
+    group of measures sharing the relation options (duckrank.plan); text holds a text measure's
+    value (relstring), NULL for the others. g_max pins ERR's default top grade; estimates holds each
+    corrected measure's f~ (corrections). lean: each pass rendered with no macro call once
+    duckrank.lean renders it, for the cases lean_case admits."""
+    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
+    empty = sql_literal(conventions["empty"])
+    ctes, selects = [], []
+    for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
+        rendered = lean_pass_sql(ranking.arguments, [
+            measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
+            for i in ranking.measures], plan.run_view, plan.qrels_view) if lean else None
+        if rendered is not None:
+            ctes.append(f"g{group} AS ({rendered})")
+            columns = [_value_text(f"v{j}", measures[i]) for j, i in enumerate(ranking.measures)]
+        else:
+            aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
+                          else measures[i].sampled_sql((estimates or {}).get(i)) for i in ranking.measures]
+            computed = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(ranking.measures, aggregates))
+            ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {computed} FROM {_ranked_call(plan, ranking)} q)")
+            columns = [_value_text(measures[i].metric.per_query_value(f"m{i}", "num_rel", empty), measures[i])
+                       for i in ranking.measures]
+        selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
+                       f"{column} FROM g{group}" for i, column in zip(ranking.measures, columns))
+    return (f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) "
+            f"WHERE value IS NOT NULL OR text IS NOT NULL")
+
+
+def subtopic_values_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any]) -> str:
+    """The diversity measures (sql/34_diversity_metrics.sql): one duckrank.rank_subtopics pass per
+    relevance level, complete and unjudged rule and alpha, its measures' values unnested into rows."""
+    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
+    empty = sql_literal(conventions["empty"])
+    groups: dict[tuple, list[tuple[int, Measure]]] = {}
+    for index, measure in measures:
+        complete = measure.complete if measure.complete is not None else conventions["complete"]
+        key = (measure.level(conventions["rel_level"]), complete, measure.unjudged or conventions["unjudged"],
+               *(measure.params.get(name, OPTIONS[name].default) for name in SUBTOPIC_OPTIONS))
+        groups.setdefault(key, []).append((index, measure))
+    selects = []
+    for (rel_level, complete, unjudged, *options), members in groups.items():
+        arguments = ", ".join(sql_literal(value) for value in (
+            rel_level, conventions["ties"], conventions["max_rank"], complete, unjudged, conventions["duplicates"],
+            *options))
+        indexes = ", ".join(str(index) for index, _ in members)
+        values = ", ".join(measure.metric.per_query_value(measure.aggregate_sql(), "q.num_rel", empty)
+                           for _, measure in members)
+        selects.append(
+            f"SELECT * FROM (SELECT {keys}{plan.query_expression()} AS query_id, unnest([{indexes}]) AS measure_index, "
+            f"unnest([{values}]) AS value, CAST(NULL AS VARCHAR) AS text "
+            f"FROM duckrank.rank_subtopics({sql_text(plan.qrels_view)}, {sql_text(plan.run_view)}, {arguments}) q) "
+            f"WHERE value IS NOT NULL")
+    return " UNION ALL ".join(selects)
+
+
+def _value_text(value: str, measure: Measure) -> str:
+    """A measure's per-query value (Metric.per_query_value) as the value and text columns: a text
+    measure fills text, the others value."""
+    if measure.metric.value == "text":
+        return f"CAST(NULL AS DOUBLE) AS value, {value} AS text"
+    return f"{value} AS value, CAST(NULL AS VARCHAR) AS text"
+
+
+def lean_case(plan: Plan, measures: list[Measure], batches: int) -> bool:
+    """Whether the ranking passes render lean (duckrank.lean): one run scored whole (no segments, no
+    batches), every measure a ranking measure on full rankings, and sqlglot at hand. Anything else
+    calls the macros."""
+    return (not plan.keyed and batches == 1 and all(m.ranked and m.catalog is None for m in measures)
+            and lean_available())
+
+
+def log_values_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],
+             rel_level: float, log: Source | None) -> str:
+    """GAUC and global AUC are whole-log values: one macro call per (run, segment) slice of a log.
+    A log given as such is read as it is; otherwise the log is built from the run and qrels (an
+    unjudged impression is a negative; only judged queries count)."""
+    if log is not None and not plan.keyed:
+        log_view = log.view
+    else:
+        log_view = fresh_name("log")
+        con.execute(
+            f"CREATE TEMP VIEW {log_view} AS SELECT r.query_id, r.doc_id, r.score, coalesce(q.relevance, 0) AS label "
+            f"FROM {plan.run_view} r LEFT JOIN {plan.qrels_view} q ON q.query_id = r.query_id AND q.doc_id = r.doc_id "
+            f"WHERE r.query_id IN (SELECT query_id FROM {plan.qrels_view})").fetchall()
+    key_columns = plan.key_columns()
+    if plan.keyed:
+        expressions = ", ".join(expression for _, expression in key_columns)
+        slices = con.sql(f"SELECT DISTINCT {expressions} FROM {log_view} ORDER BY ALL").fetchall()
+    else:
+        slices = [(plan.runs[0],)]
+    selects = []
+    for values in slices:
+        source = log_view
+        if plan.keyed:
+            source = fresh_name("log_slice")
+            condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_text(value)}"
+                                     for (_, expression), value in zip(key_columns, values))
+            con.execute(f"CREATE TEMP VIEW {source} AS SELECT query_id, score, label FROM {log_view} "
+                        f"WHERE {condition}").fetchall()
+        constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
+                            for (name, _), value in zip(key_columns, values))
+        for index, measure in measures:
+            level = measure.level(rel_level)
+            call = measure.metric.aggregate.format(
+                log=sql_text(source), rel_level=sql_literal(level),
+                **{name: sql_literal(value) for name, value in measure.params.items()})
+            selects.append(f"SELECT {constants}NULL AS query_id, {index} AS measure_index, value, "
+                           f"CAST(NULL AS VARCHAR) AS text FROM {call} "
+                           f"WHERE value IS NOT NULL")
+    return " UNION ALL ".join(selects)
+
+
+def _slices(con: duckdb.DuckDBPyConnection, plan: Plan) -> list[tuple[tuple, str, str]]:
+    """Each (run, segment) slice of a plan as (its key values, run view, qrels view) whose query_id is
+    the query itself (what training interactions call the user)."""
+    if not plan.keyed:
+        return [((plan.runs[0],), plan.run_view, plan.qrels_view)]
+    key_columns = plan.key_columns()
+    expressions = ", ".join(expression for _, expression in key_columns)
+    slices = []
+    for values in con.sql(f"SELECT DISTINCT {expressions} FROM {plan.run_view} ORDER BY ALL").fetchall():
+        condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_text(value)}"
+                                 for (_, expression), value in zip(key_columns, values))
+        views = []
+        for view, columns in ((plan.run_view, "doc_id, score"), (plan.qrels_view, "doc_id, relevance")):
+            name = fresh_name("slice")
+            con.execute(f"CREATE TEMP VIEW {name} AS SELECT query_id.query AS query_id, {columns} FROM {view} "
+                        f"WHERE {condition}").fetchall()
+            views.append(name)
+        slices.append((values, *views))
+    return slices
+
+
+def top_lists(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+               conventions: dict[str, Any]) -> tuple[int | None, list[tuple[tuple, dict[float, str]]]]:
+    """The run ranked once for every beyond-accuracy measure: each (run, segment) slice's top lists
+    (duckrank.recommended) as deep as the deepest measure reads (None: whole lists), one table per
+    relevance level the measures use (a list's rel and R depend on it). The slices are the queries
+    themselves, since training interactions call them users. Returns the depth and, per slice, its
+    key values and {relevance level: table}."""
+    cutoffs = [m.params.get("k") for m in measures]
+    depth = None if None in cutoffs else max(cutoffs)
+    levels = sorted({m.level(conventions["rel_level"]) for m in measures})
+    # the measures a refusal (ties := 'average') names
+    names = sql_text(", ".join(dict.fromkeys(m.spelling for m in measures)))
+    slices = []
+    for values, run_view, qrels_view in _slices(con, plan):
+        tables = {}
+        for level in levels:
+            ranking = {**conventions, "k": depth, "rel_level": level}
+            arguments = ", ".join(sql_literal(ranking[name]) for name in
+                                  ("k", "rel_level", "ties", "max_rank", "complete", "unjudged", "duplicates"))
+            tables[level] = fresh_name("top_lists")
+            con.execute(f"CREATE TEMP TABLE {tables[level]} AS SELECT * FROM duckrank.recommended("
+                        f"{sql_text(qrels_view)}, {sql_text(run_view)}, {arguments}, {names})").fetchall()
+        slices.append((values, tables))
+    return depth, slices
+
+
+def read_training_pairs_once(con: duckdb.DuckDBPyConnection, tables: dict[str, str | None]) -> dict[str, str | None]:
+    """The tables with train's distinct pairs in a table: each measure's macro reads them, some more
+    than once, and each would otherwise redo the DISTINCT."""
+    if not tables.get("train"):
+        return tables
+    pairs = fresh_name("training_pairs")
+    con.execute(f"CREATE TEMP TABLE {pairs} AS SELECT user_id AS query_id, doc_id "
+                f"FROM duckrank.training_pairs({sql_text(tables['train'])})").fetchall()
+    return {**tables, "train": pairs}
+
+
+def top_k_values_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any],
+               tables: dict[str, str | None], slices: list[tuple[tuple, dict[float, str]]]) -> str:
+    """The beyond-accuracy measures (sql/42_beyond_accuracy.sql): each reads its table macro over a
+    slice's top lists (top_lists) and the training (and item) tables. A measure of the whole set
+    (coverage) gives one row with no query_id."""
+    key_columns = plan.key_columns()
+    selects = []
+    for values, lists in slices:
+        constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
+                            for (name, _), value in zip(key_columns, values))
+        for index, measure in measures:
+            call = measure.top_k_sql({"users": lists[measure.level(conventions["rel_level"])], **tables}, conventions["empty"])
+            query = "NULL" if measure.summary == "overall" else "query_id"
+            selects.append(f"SELECT {constants}{query} AS query_id, {index} AS measure_index, "
+                           f"CAST(value AS DOUBLE) AS value, CAST(NULL AS VARCHAR) AS text FROM {call} "
+                           f"WHERE value IS NOT NULL")
+    return " UNION ALL ".join(selects)
+
+
+def cut_plan(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure], depth: int | None,
+              slices: list[tuple[tuple, dict[float, str]]], conventions: dict[str, Any]) -> Plan:
+    """The plan the ranking measures read: when the run was ranked into top lists anyway and the
+    measures may be scored from them (duckrank.plan.reads_top_lists), the run's rows of those lists,
+    so that each ranking pass sorts k docs a query, not the whole run (one run, no segments)."""
+    if plan.keyed or not reads_top_lists(measures, depth, conventions):
+        return plan
+    (_, lists), = slices
+    table = fresh_name("run_top")
+    con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM duckrank.run_top({sql_text(plan.run_view)}, "
+                f"{sql_text(next(iter(lists.values())))})").fetchall()
+    return dataclasses.replace(plan, run_view=table)
+
+
+def reshaped(con: duckdb.DuckDBPyConnection, source: Source, exclusions: Source | None,
+              attributes: Source | None, by: list[str], keep_order: bool) -> Source:
+    """A run (or log) without the excluded (query_id, doc_id) pairs, with its segment columns
+    from the segments table: the relation every later step reads (ranking, cutoffs, -M, num_ret, AUC)."""
+    view = source.view
+    if exclusions is not None:
+        check_key_types(source, exclusions, ("query_id", "doc_id"))
+        view = fresh_name("kept")
+        # a table: several passes read it (the ranking, the beyond-accuracy measures' top k, the
+        # batch count), and each would otherwise redo the anti-join; in the run's order when the tie
+        # rule reads it (ties := 'input')
+        remove = "run_excluding" if keep_order else "run_without"
+        try:
+            con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM duckrank.{remove}("
+                        f"{sql_text(source.view)}, {sql_text(exclusions.view)})").fetchall()
+        except duckdb.Error as error:
+            raise translate_error(error, [source, exclusions], con) from None
+    if attributes is not None:
+        check_key_types(source, attributes, ("query_id",))
+        check_one_segment(con, attributes, by)
+        joined = fresh_name("segmented")
+        chosen = ", ".join(f"s.{quote_identifier(name)}" for name in by)
+        # a query the segments table lacks is scored under a NULL segment; the run's order is kept
+        # (ties := 'input' reads it)
+        con.execute(f"CREATE TEMP VIEW {joined} AS SELECT r.* EXCLUDE (duckrank_order), {chosen} "
+                    f"FROM (SELECT *, row_number() OVER () AS duckrank_order FROM {view}) r "
+                    f"LEFT JOIN (SELECT DISTINCT * FROM {attributes.view}) s ON s.query_id = r.query_id "
+                    f"ORDER BY r.duckrank_order").fetchall()
+        view = joined
+    return dataclasses.replace(source, view=view) if view != source.view else source
+
+
+def missing_queries(con: duckdb.DuckDBPyConnection, plan: Plan, qrels: Source) -> list[tuple[str, int, int]]:
+    """For each run: how many qrels queries it lacks (they are not scored unless complete), of how many."""
+    run_query = "query_id.query" if plan.keyed else "query_id"
+    run_name = "query_id.run" if plan.keyed else sql_text(plan.runs[0])
+    names = ", ".join(f"({sql_text(name)})" for name in plan.runs)
+    rows = con.execute(
+        f"WITH judged AS (SELECT DISTINCT query_id FROM {qrels.view}), "
+        f"ranked AS (SELECT DISTINCT {run_name} AS run, {run_query} AS query_id FROM {plan.run_view}) "
+        f"SELECT r.run, count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM ranked x WHERE x.run = r.run "
+        f"AND x.query_id = j.query_id)), count(*) "
+        f"FROM (VALUES {names}) r(run) CROSS JOIN judged j GROUP BY r.run").fetchall()
+    order = {name: i for i, name in enumerate(plan.runs)}
+    return sorted(rows, key=lambda row: order[row[0]])
+
+
+def split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tuple[Source, Source]:
+    """A log as a run (query_id, doc_id, score, segments) and qrels (its label as the relevance)."""
+    run_view, qrels_view = fresh_name("run"), fresh_name("qrels")
+    segments = "".join(f", {quote_identifier(name)}" for name in by)
+    con.execute(f"CREATE TEMP VIEW {run_view} AS SELECT query_id, doc_id, score{segments} FROM {log.view}").fetchall()
+    con.execute(f"CREATE TEMP VIEW {qrels_view} AS SELECT query_id, doc_id, label AS relevance FROM {log.view}").fetchall()
+    return (Source(run_view, log.label, log.columns, given=log.given),
+            Source(qrels_view, log.label, log.columns, given=log.given))
+
+
+# Memory the list pipeline of duckrank.ranked holds per run row (W10M peaks at about 0.9 GiB for
+# 10 M rows; a 25 M-row batch of W100M at 1.7 GB of RSS), with a margin. A run that would fill more
+# than 80% of DuckDB's memory limit is scored in batches of queries, each ranked on its own: lists
+# that spill to disk cost far more than reading the run once per batch (W100M under 4GB: 190 s
+# unbatched, 82 s in 7 batches, 70 s in 4).
+BYTES_PER_RUN_ROW = 100
+MAX_BATCHES = 128  # each batch reads the run once: past this, spilling is the lesser cost
+
+
+def query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
+    rows = con.execute(f"SELECT count(*) FROM {quote_identifier(plan.run_view)}").fetchall()[0][0]
+    return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (memory_limit_bytes(con) * 0.8))))
+
+
+# The corrected estimates f~ by (library, f(R) over the catalog, m, correction): pure functions of
+# those, solved once per process (a catalog of 100,000 items costs seconds per measure).
+_ESTIMATES: dict[tuple[str, str, int, str], list[float]] = {}
+
+
+def corrections(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+                 conventions: dict[str, Any]) -> dict[int, str]:
+    """Each corrected measure's f~ for the numbers of negatives m its queries have, as SQL: a MAP
+    from m to the list f~(1..m+1). The queries' m are read by the ranking pass that scores it."""
+    maps = {}
+    for ranking in ranking_passes(measures, conventions):
+        corrected = [i for i in ranking.measures if measures[i].corrected]
+        if not corrected:
+            continue
+        negatives = con.execute(
+            f"SELECT coalesce(list(DISTINCT duckrank.sampled_negatives(q) ORDER BY duckrank.sampled_negatives(q)), "
+            f"[]) FROM {_ranked_call(plan, ranking)} q").fetchall()[0][0]
+        for index in corrected:
+            measure = measures[index]
+            values, correction = measure.metric_values_sql(), measure.params["correction"]
+            cached = {m: (library_digest(), values, m, correction) for m in negatives}
+            missing = [m for m, entry in cached.items() if entry not in _ESTIMATES]
+            if missing:
+                if len(_ESTIMATES) > 1000:
+                    _ESTIMATES.clear()
+                for m, estimate in con.execute(f"SELECT negatives, estimate FROM duckrank.sampled_estimators("
+                                               f"{values}, ?::BIGINT[], ?)", [missing, correction]).fetchall():
+                    _ESTIMATES[cached[m]] = estimate
+            # each f~ as text cast to DOUBLE[]: exact, where a literal 0.5 would be a DECIMAL
+            entries = ", ".join(f"{m}: {sql_text(str(_ESTIMATES[entry]))}::DOUBLE[]" for m, entry in cached.items())
+            maps[index] = f"CAST(MAP {{{entries}}} AS MAP(BIGINT, DOUBLE[]))" if entries else None
+    return maps
+
+
+def batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+                       conventions: dict[str, Any], batches: int, estimates: dict[int, str]) -> list[str]:
+    """The per-query SELECT of each batch of queries (split by a hash of the query key)."""
+    top = con.execute(f"SELECT greatest(max(relevance), 0) FROM {quote_identifier(plan.qrels_view)}").fetchall()[0][0]
+    selects = []
+    for batch in range(batches):
+        views = []
+        for view in (plan.run_view, plan.qrels_view):
+            name = fresh_name("batch")
+            con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {quote_identifier(view)} "
+                        f"WHERE hash(query_id) % {batches} = {batch}").fetchall()
+            views.append(name)
+        part = dataclasses.replace(plan, run_view=views[0], qrels_view=views[1])
+        selects.append(per_query_sql(part, measures, conventions, g_max=top, estimates=estimates))
+    return selects
