@@ -4,8 +4,8 @@ options' rules folded away.
 
 DuckDB binds a macro call by expanding it, every time: on small inputs binding the composed macro
 query (every tie rule's branch included, dropped only after binding) and optimising it cost about
-as much as running it (issue 22). Rendered once here with the Spark engine's inliner
-(duckrank.spark._render: sqlglot, DuckDB dialect out), the statement binds only the branch asked
+as much as running it (issue 22). Rendered once here with the inliner the Spark engine
+uses too (duckrank._inliner: sqlglot, DuckDB dialect out), the statement binds only the branch asked
 for and each doc carries only the fields the measures read. The math is still only sql/'s: this
 module renders the macros, it writes none. Needs sqlglot (the `spark` extra); without it
 available() is False and the DuckDB engine calls the macros.
@@ -58,7 +58,7 @@ def _pass_template(arguments: tuple[tuple[str, Any], ...], values: tuple[str, ..
     renders once."""
     from sqlglot import exp
 
-    from duckrank.spark._render import narrowed_docs
+    from duckrank._inliner import narrowed_docs
 
     ranked = _ranked(arguments)
     constants = _constant_columns(ranked)
@@ -78,7 +78,7 @@ def _ranked(arguments: tuple[tuple[str, Any], ...]) -> Any:
 
     from duckrank.measures import sql_literal
     from duckrank.registry import EMPTY_GAIN_MAP
-    from duckrank.spark._render import _prune, inline, macro
+    from duckrank._inliner import inline, macro, prune
 
     values = {name: dict(value) if name == "gain_map" else value for name, value in arguments}
     ranked = macro("rank_queries")
@@ -95,7 +95,7 @@ def _ranked(arguments: tuple[tuple[str, Any], ...]) -> Any:
             return exp.to_table(views[node.this.expressions[0].find(exp.Column).name])
         return node
     body = inline(ranked.body.copy().transform(table_reads, copy=False), substitutions)
-    return _prune(body)
+    return prune(body)
 
 
 def _constant_columns(ranked: Any) -> dict[str, Any]:
@@ -112,7 +112,7 @@ def _value(sql: str, constants: dict[str, Any]) -> Any:
     import sqlglot
     from sqlglot import exp
 
-    from duckrank.spark._render import fold_options, inline
+    from duckrank._inliner import fold_options, inline
 
     def constant(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column) and node.table == "q" and node.name in constants:

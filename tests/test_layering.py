@@ -12,7 +12,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "duckrank"
 # Top first; a module may import those of its own layer and below.
 LAYERS = (("duckrank.cli",), ("duckrank.reporting",), ("duckrank.comparison",),
-          ("duckrank.evaluation", "duckrank._duckdb_sql", "duckrank._checks", "duckrank.spark"), ("duckrank.plan",),
+          ("duckrank.evaluation", "duckrank._duckdb_sql", "duckrank._checks", "duckrank.spark"),
+          ("duckrank.lean", "duckrank._inliner"), ("duckrank.plan",),
           ("duckrank.measures",), ("duckrank.registry",), ("duckrank.inputs",),
           ("duckrank._sql", "duckrank.errors", "duckrank._library", "duckrank._borrowed"))
 

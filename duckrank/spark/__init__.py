@@ -107,6 +107,7 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
     try:
         from sqlglot import exp
 
+        from duckrank import _inliner
         from duckrank.spark import _render
     except ImportError:
         raise OptionError("rendering Spark SQL needs sqlglot: pip install 'duckrank[spark]'") from None
@@ -120,7 +121,7 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
             parsed[i].metric.per_query_value(parsed[i].aggregate_sql(), "q.num_rel", empty)) for i in indexes]
         read = {dot.name for expression in expressions for dot in expression.find_all(exp.Dot)}
         # the first pass checks the data; the others read the same inputs
-        ranked = _render.narrowed_docs(_render.ranked_query(tables[0], tables[1], labels[0], labels[1],
+        ranked = _inliner.narrowed_docs(_render.ranked_query(tables[0], tables[1], labels[0], labels[1],
                                                             ranking.arguments,
                                                             checked=group == 0), read).sql("spark", pretty=pretty)
         columns = ", ".join(_render.spark_sql(expression) + f" AS m{i}" for i, expression in zip(indexes, expressions))
