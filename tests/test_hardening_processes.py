@@ -146,7 +146,7 @@ def test_a_signal_whose_handler_runs_after_duckdbs_interruption_still_stops_clea
     import duckdb
 
     from duckrank import _scratch
-    from duckrank.cli import common
+    from duckrank.cli import failures
 
     def interrupted_query():
         threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM)).start()
@@ -155,7 +155,7 @@ def test_a_signal_whose_handler_runs_after_duckdbs_interruption_still_stops_clea
     previous = _scratch.handle_signals()
     try:
         with pytest.raises(click.exceptions.Exit) as stopped:
-            common._run(interrupted_query)
+            failures._run(interrupted_query)
     finally:
         _scratch.restore_signals(previous)
     assert stopped.value.exit_code == 128 + signal.SIGTERM

@@ -11,19 +11,16 @@ from duckrank import _output as output
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     INPUT_FORMATS,
-    TABLE_FORMATS,
     Problems,
     Progress,
-    check_engine,
+    TABLE_FORMATS,
     check_output,
-    clean_message,
-    column_options,
-    engine_options,
     facade_format,
-    handle_errors,
     progress_enabled,
     table_format_from_extension,
 )
+from duckrank.cli.failures import clean_message, handle_errors
+from duckrank.cli.options import check_engine, column_options, engine_options
 
 KINDS = ("run", "qrels")
 

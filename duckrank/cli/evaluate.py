@@ -20,20 +20,20 @@ from duckrank.cli.common import (
     INPUT_FORMATS,
     Problems,
     Progress,
-    as_flags,
     binary_target,
-    check_engine,
     check_output,
     check_standard_input,
-    clean_message,
+    facade_format,
+    pick_format,
+    progress_enabled,
+)
+from duckrank.cli.failures import as_flags, clean_message, handle_errors
+from duckrank.cli.options import (
+    check_engine,
     column_options,
     convention_options,
     engine_options,
-    facade_format,
-    handle_errors,
     output_options,
-    pick_format,
-    progress_enabled,
     read_conventions,
 )
 from duckrank.errors import quoted, quoted_path

@@ -10,15 +10,14 @@ import click
 from duckrank import _output as output
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
-    TABLE_FORMATS,
     Problems,
+    TABLE_FORMATS,
     check_output,
-    clean_message,
-    column_options,
     facade_format,
-    handle_errors,
     table_format_from_extension,
 )
+from duckrank.cli.failures import clean_message, handle_errors
+from duckrank.cli.options import column_options
 from duckrank.registry import FUSION_METHODS, FUSION_NORMS, FUSION_PARAMS
 
 PARAMETERS = sorted({p for method in FUSION_METHODS.values() for p in method.given if p != "weights"})

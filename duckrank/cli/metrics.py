@@ -7,17 +7,9 @@ from typing import Any
 import click
 
 from duckrank import _output as output
-from duckrank.cli.common import (
-    CONTEXT_SETTINGS,
-    NON_TREC_FORMATS,
-    Problems,
-    binary_target,
-    check_output,
-    clean_message,
-    handle_errors,
-    output_options,
-    pick_format,
-)
+from duckrank.cli.common import CONTEXT_SETTINGS, NON_TREC_FORMATS, Problems, binary_target, check_output, pick_format
+from duckrank.cli.failures import clean_message, handle_errors
+from duckrank.cli.options import output_options
 from duckrank.registry import default_text
 
 FORMATS = NON_TREC_FORMATS

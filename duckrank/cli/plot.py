@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from duckrank.cli.common import CONTEXT_SETTINGS, Problems, check_output, handle_errors
+from duckrank.cli.common import CONTEXT_SETTINGS, Problems, check_output
+from duckrank.cli.failures import handle_errors
 from duckrank.cli.report import check_writable, command_line, read_request, report_options, require_plot_extra
 from duckrank.registry import FIGURE_FORMATS, REPORT_FIGURES
 

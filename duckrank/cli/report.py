@@ -25,15 +25,16 @@ from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     INPUT_FORMATS,
     Problems,
-    check_engine,
     check_output,
     check_standard_input,
-    clean_message,
+    facade_format,
+)
+from duckrank.cli.failures import clean_message, handle_errors
+from duckrank.cli.options import (
+    check_engine,
     column_options,
     convention_options,
     engine_options,
-    facade_format,
-    handle_errors,
     read_conventions,
     read_measures,
     read_statistics,

@@ -6,16 +6,9 @@ from __future__ import annotations
 import click
 
 from duckrank import _output as output
-from duckrank.cli.common import (
-    CONTEXT_SETTINGS,
-    Problems,
-    as_flags,
-    check_output,
-    clean_message,
-    convention_options,
-    handle_errors,
-    read_conventions,
-)
+from duckrank.cli.common import CONTEXT_SETTINGS, Problems, check_output
+from duckrank.cli.failures import as_flags, clean_message, handle_errors
+from duckrank.cli.options import convention_options, read_conventions
 
 
 @click.command("sql", context_settings=CONTEXT_SETTINGS)
