@@ -128,7 +128,7 @@ def same(a, b) -> bool:
 def assert_parity(spark, qrels: str, run: str, measures: list[str], conventions: dict) -> None:
     from duckrank import spark as duckrank_spark
 
-    _, per_query_sql, _ = duckrank_spark._prepare(spark, qrels, run, measures, dict(conventions))
+    _, per_query_sql, _, _ = duckrank_spark._prepare(spark, qrels, run, measures, dict(conventions))
     got = {(str(q), int(i)): v if t is None else t for q, i, v, t in spark.sql(per_query_sql).collect()}
     expected = duckdb_values(qrels, run, measures, conventions)
     assert len(expected) > 20 * len(measures)
@@ -243,3 +243,138 @@ def test_base_install_needs_no_spark():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'sqlglot', 'py4j')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+# TREC text on Spark (duckrank/spark/_trec.py): read as the DuckDB engine reads it, or refused.
+# Cases of Spark's own beside tests/test_trec_text.py's: where a rule needs the line order (line 1's
+# byte-order mark, qrels comments in a row) or a Java regex might read otherwise than DuckDB's.
+SPARK_TREC_CASES = {
+    "run, byte-order mark on line 1": ("trec_run", "\ufeffq1 Q0 d1 1 2 r\n"),
+    "run, byte-order mark on a later line (part of the id)": ("trec_run", "q1 Q0 d1 1 2 r\n\ufeffq2 Q0 d1 1 2 r\n"),
+    "run, not UTF-8": ("trec_run", b"q1 Q0 d1 1 2 r\nq1 Q0 d\xff 2 1 r\n"),
+    "run, NUL byte": ("trec_run", b"q1 Q0 d1 1 2 r\nq1 Q0 d\x002 2 1 r\n"),
+    "run, line separator after the score": ("trec_run", "q1 Q0 d1 1 2\u2028 r\n"),
+    "run, comments and blank lines only": ("trec_run", "# nothing\n\n"),
+    "run, last tag after a comment": ("trec_run", "q1 Q0 d1 1 2 first\nq1 Q0 d2 2 1 last\n# q1 Q0 d3 3 0 not\n"),
+    "qrels, comments apart": ("trec_qrels", "# a\n\n# b\nq1 0 d1 1\n# c\nq1 0 d2 2\n"),
+    "qrels, comments in a row after judgments": ("trec_qrels", "q1 0 d1 1\n#a\n#b 0 d2 1\nq1 0 d3 0\n"),
+    "qrels, line separator after the grade": ("trec_qrels", "q1 0 d1 1\u2028\n"),
+}
+
+
+def duckdb_trec_read(path: str, fmt: str):
+    """DuckDB's reading of a TREC file: (sorted rows, tag) or the line its refusal names (0: none)."""
+    import re
+
+    from duckrank.errors import InputError
+    from duckrank.inputs import read_table
+
+    con = duckdb.connect()
+    try:
+        source = read_table(con, path, fmt.removeprefix("trec_"), fmt=fmt)
+        rows = sorted(tuple(map(repr, row[:3])) for row in con.sql(f"SELECT * FROM {source.view}").fetchall())
+        return rows, source.name
+    except InputError as error:
+        found = re.search(r", line (\d+)", str(error))
+        return int(found.group(1)) if found else 0
+    finally:
+        con.close()
+
+
+def test_trec_text_reads_as_the_duckdb_engine_reads_it(spark, tmp_path):
+    """Every case of tests/test_trec_text.py (the common layout, the layouts only DuckDB's line reader
+    reads, the bad lines) and Spark's own: Spark keeps the rows DuckDB keeps, with the same values
+    and run tag, and refuses the files DuckDB refuses, at the same line. One check job and one read
+    per layout (the files read together, told apart by Spark's file path)."""
+    from urllib.parse import urlparse
+
+    from pyspark.sql import functions as F
+    from test_trec_text import BAD, FALLBACK, FAST
+
+    from duckrank.spark import _trec
+
+    cases = {name: case[:2] for name, case in {**FAST, **FALLBACK, **BAD}.items()} | SPARK_TREC_CASES
+    files: dict[str, dict[str, str]] = {}
+    for i, (name, (fmt, text)) in enumerate(cases.items()):
+        path = tmp_path / f"case{i}.txt"
+        path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+        files.setdefault(fmt, {})[str(path)] = name
+    compared = 0
+    for fmt, names in files.items():
+        checked = {urlparse(file).path: found for file, found in _trec.checked(spark, list(names), fmt).items()}
+        lines = _trec._lines(spark, list(names)).select("value", F.col("_metadata.file_path").alias("file"))
+        read: dict[str, list] = {}
+        for row in _trec.rows(lines, fmt, ("file",)).collect():
+            read.setdefault(urlparse(row[0]).path, []).append(tuple(map(repr, row[1:])))
+        for path, name in names.items():
+            expected, found = duckdb_trec_read(path, fmt), checked[path]
+            # a byte-order mark, which Spark's line reader drops, is looked for in the file's head
+            problem = (1, None, "byte-order mark") if _trec._starts_with_bom(spark, path) else found.problem
+            if isinstance(expected, int):
+                assert problem is not None, f"{name}: Spark reads what DuckDB refuses"
+                assert expected in (0, problem[0]), f"{name}: DuckDB names line {expected}, Spark {problem}"
+            else:
+                assert problem is None, f"{name}: Spark refuses {problem}"
+                assert (sorted(read.get(path, [])), found.tag) == expected, name
+            compared += 1
+    assert compared == len(cases)
+
+
+def test_trec_compression_is_told_by_the_name_on_spark(tmp_path):
+    """Spark decompresses by the name, DuckDB by the bytes: a file they would read apart is refused."""
+    import gzip
+
+    from duckrank.spark._trec import _compression_problem
+
+    (tmp_path / "run.gz").write_bytes(gzip.compress(b"q1 Q0 d1 1 2 r\n"))
+    (tmp_path / "run.txt").write_bytes(gzip.compress(b"q1 Q0 d1 1 2 r\n"))
+    (tmp_path / "plain.gz").write_bytes(b"q1 Q0 d1 1 2 r\n")
+    assert _compression_problem(str(tmp_path / "run.gz"), "run", "'run.gz'") is None
+    assert "is gzip-compressed but not named .gz" in _compression_problem(str(tmp_path / "run.txt"), "run", "'x'")
+    assert "is named .gz but is not gzip-compressed" in _compression_problem(str(tmp_path / "plain.gz"), "run", "'x'")
+
+
+def test_cli_engine_spark_reads_trec_text(spark, tmp_path, trec_data):
+    """--engine spark on trec_eval's own files (gzip qrels; a run with junk past the sixth field)
+    prints the DuckDB engine's bytes, its runid the run's last tag; a bad line is refused with the
+    DuckDB engine's message."""
+    import gzip
+
+    from click.testing import CliRunner
+
+    from duckrank.cli import main
+
+    qrels = tmp_path / "qrels.test.gz"
+    qrels.write_bytes(gzip.compress((trec_data / "qrels.test").read_bytes()))
+    arguments = ["eval", str(qrels), str(trec_data / "results.trunc"), "-m", "runid", "-m", "map", "-m", "P@5",
+                 "-q", "--format", "trec"]
+    spark_out = CliRunner().invoke(main, [*arguments, "--engine", "spark"])
+    duckdb_out = CliRunner().invoke(main, arguments)
+    assert spark_out.exit_code == 0, spark_out.output
+    assert "runid" in spark_out.stdout and spark_out.stdout == duckdb_out.stdout
+    assert spark_out.stderr == duckdb_out.stderr
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1 2.5 r\nq1 Q0 d2 2 high r\n")
+    arguments = ["eval", str(trec_data / "qrels.test"), str(bad), "-m", "map"]
+    spark_out = CliRunner().invoke(main, [*arguments, "--engine", "spark"])
+    duckdb_out = CliRunner().invoke(main, arguments)
+    assert spark_out.exit_code == duckdb_out.exit_code == 1
+    assert "line 2" in spark_out.stderr and spark_out.stderr == duckdb_out.stderr
+
+
+def test_run_id_names_the_run(spark, tmp_path, inputs):
+    """A run's one run_id names it, as in the DuckDB engine (the runid line of --format trec); a
+    run_id column holding several runs is refused (the DuckDB engine scores each apart)."""
+    from duckrank import InputError
+    from duckrank import spark as duckrank_spark
+
+    qrels, run = inputs
+    con = duckdb.connect()
+    named, several = tmp_path / "named.parquet", tmp_path / "several.parquet"
+    con.execute(f"COPY (SELECT *, 'bm25' AS run_id FROM read_parquet('{run}/*/*.parquet')) TO '{named}'")
+    con.execute(f"COPY (SELECT *, CASE WHEN doc_id < 'm' THEN 'a' ELSE 'b' END AS run_id "
+                f"FROM read_parquet('{run}/*/*.parquet')) TO '{several}'")
+    con.close()
+    assert duckrank_spark._view(spark, str(named), "run", {}).name == "bm25"
+    with pytest.raises(InputError, match=r"holds several runs in its run_id column \('a', 'b'\)"):
+        duckrank_spark._view(spark, str(several), "run", {})

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from duckrank.errors import InputError, OptionError
+from duckrank.errors import InputError, OptionError, quoted_path
 
 # Options of duckrank.evaluate that the Spark engine honours; the rest are refused, never ignored.
 CONVENTION_OPTIONS = ("ties", "rel_level", "max_rank", "complete", "empty", "unjudged", "gain", "duplicates")
@@ -182,27 +183,68 @@ def sql(measures: list[str] | str = ("map",), *, qrels: str = "qrels", run: str 
     return _summary_sql(per_query_sql, parsed) + "\n"
 
 
-def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None]) -> tuple[str, str, dict[str, str]]:
-    """A temporary view over a DataFrame, a table name or a Parquet path (file or folder, hive-
-    partitioned too) with the standard columns; the name messages use for it (the path, the table,
-    or DataFrame); and the standard columns' Spark types."""
+@dataclass(frozen=True)
+class _Input:
+    """An input as a temporary view with the standard columns."""
+
+    view: str
+    label: str  # the path, the table, or DataFrame: how messages name it
+    types: dict[str, str]  # the standard columns' Spark types
+    name: str | None = None  # a run's name as the DuckDB engine gives it: its TREC tag, or its one run_id
+    tag: str | None = None  # a TREC text run's tag of its last line (trec_eval's runid)
+
+
+def _frame(spark: Any, source: Any, kind: str, fmt: str | None) -> tuple[Any, str, str | None]:
+    """A DataFrame over a DataFrame, a table name, a Parquet path (file or folder, hive-partitioned
+    too) or a TREC text file; the name messages use for it; and a TREC run's tag."""
+    import os
+
     from pyspark.sql import DataFrame
 
-    wanted = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}[kind]
+    from duckrank.inputs import detect_format
+
     if isinstance(source, DataFrame):
-        frame, label = source, "DataFrame"
-    elif table_parts(source) is not None and spark.catalog.tableExists(source):
-        frame, label = spark.table(source), source
-    elif isinstance(source, str):
-        import os
-        if not os.path.exists(source) and "://" not in source:
-            raise InputError(f"{kind} {source!r} is neither a Spark table nor a file or folder; check the path")
-        if os.path.isfile(source) and not source.endswith(".parquet"):
-            raise InputError(f"{kind} {source!r}: the Spark engine reads Parquet files and folders (or Spark "
-                             f"tables); convert it first with `duckrank convert`")
-        frame, label = spark.read.parquet(source), source
-    else:
-        raise InputError(f"{kind} must be a Spark DataFrame, a table name or a Parquet path; got {type(source).__name__}")
+        return source, "DataFrame", None
+    if table_parts(source) is not None and spark.catalog.tableExists(source):
+        return spark.table(source), source, None
+    if not isinstance(source, str):
+        raise InputError(f"{kind} must be a Spark DataFrame, a table name, a Parquet path or a TREC text file; got "
+                         f"{type(source).__name__}")
+    if source == "-":
+        raise InputError(f"the Spark engine does not read standard input ('-' as the {kind}); give the {kind} file's "
+                         f"path, or use the DuckDB engine")
+    if not os.path.exists(source) and "://" not in source:
+        raise InputError(f"{kind} {source!r} is neither a Spark table nor a file or folder; check the path")
+    # a local file's format as the DuckDB engine tells it; a remote path is Parquet unless named
+    chosen = fmt or (detect_format(source, kind, shown=quoted_path(source)) if os.path.isfile(source) else "parquet")
+    if chosen in ("trec_run", "trec_qrels"):
+        from duckrank.spark import _trec
+
+        frame, tag = _trec.read(spark, source, chosen, kind, quoted_path(source))
+        return frame, source, tag
+    if chosen != "parquet":
+        raise InputError(f"{kind} {source!r} is {chosen}: the Spark engine reads Parquet files and folders, TREC text "
+                         f"files and Spark tables; convert it first with `duckrank convert`")
+    return spark.read.parquet(source), source, None
+
+
+def _run_id(frame: Any, label: str) -> str | None:
+    """The one value of a run's run_id column, which names the run as in the DuckDB engine; an
+    InputError when it holds several runs, which the DuckDB engine scores apart."""
+    low, high, nulls = frame.selectExpr("min(CAST(run_id AS STRING))", "max(CAST(run_id AS STRING))",
+                                        "count_if(run_id IS NULL)").collect()[0]
+    if low != high or (nulls and low is not None):
+        shown = ", ".join(repr(v) for v in (low, high) if v is not None) + (", NULL" if nulls else "")
+        raise InputError(f"run {label!r} holds several runs in its run_id column ({shown}); the Spark engine scores "
+                         f"one run at a time: give one run's rows, or use the DuckDB engine, which scores each")
+    return low
+
+
+def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None], fmt: str | None = None) -> _Input:
+    """A temporary view over `source` (see _frame; `fmt` names its format, else it is told as the
+    DuckDB engine tells it) with the standard columns."""
+    wanted = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}[kind]
+    frame, label, tag = _frame(spark, source, kind, fmt)
     types = dict(frame.dtypes)
     mapping = {std: columns.get(option) or std for option, std in COLUMN_OPTIONS.items() if std in wanted}
     lists = [name for name, column_type in types.items() if column_type.startswith("array")]
@@ -219,39 +261,47 @@ def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None]) ->
         if types[mapping[std]] in ("string", "binary", "boolean") or types[mapping[std]].startswith(("array", "struct")):
             raise InputError(f"{kind} {label!r}: column {mapping[std]!r} holds {types[mapping[std]]}, but {std} must be "
                              f"numeric; cast it")
+    # a TREC file is one run, named by its tag; a run_id column names the run (as in the DuckDB engine)
+    run_id = (_run_id(frame, label) if kind == "run" and tag is None and "run_id" in types
+              and "run_id" not in mapping.values() else None)
     name = f"duckrank_{kind}_{next(_counter)}"
     frame.selectExpr(*(f"{_column(given)} AS {std}" for std, given in mapping.items())).createOrReplaceTempView(name)
-    return name, label, {std: types[given] for std, given in mapping.items()}
+    return _Input(name, label, {std: types[given] for std, given in mapping.items()}, tag or run_id, tag)
 
 
 def _prepare(spark: Any, qrels: Any, run: Any, measures: list[str] | str,
-             options: dict[str, Any]) -> tuple[list, str, tuple[str, str]]:
-    """The parsed measures, the per-query Spark SQL over views of the inputs, and those views
+             options: dict[str, Any]) -> tuple[list, str, _Input, _Input]:
+    """The parsed measures, the per-query Spark SQL over views of the inputs, and those inputs
     (qrels, run)."""
     from duckrank.measures import parse_measures
 
     columns = {name: options.pop(name) for name in list(options) if name in COLUMN_OPTIONS}
+    formats = {kind: options.pop(f"{kind}_format", None) for kind in ("qrels", "run")}
     parsed = parse_measures(list(measures) if not isinstance(measures, str) else [measures])
     conventions, parsed = _conventions(options, parsed)
-    qrels_view, qrels_label, qrels_types = _view(spark, qrels, "qrels", columns)
-    run_view, run_label, run_types = _view(spark, run, "run", columns)
+    qrels_input = _view(spark, qrels, "qrels", columns, formats["qrels"])
+    run_input = _view(spark, run, "run", columns, formats["run"])
     for column in ("query_id", "doc_id"):
-        if (run_types[column] == "string") != (qrels_types[column] == "string"):
-            raise InputError(f"run {run_label!r} has {column} of type {run_types[column]} but qrels {qrels_label!r} has "
-                             f"{qrels_types[column]}; ids are compared as given, so make both strings or both integers")
-    return parsed, _per_query_sql(qrels_view, run_view, parsed, conventions, (qrels_label, run_label)), \
-        (qrels_view, run_view)
+        run_type, qrels_type = run_input.types[column], qrels_input.types[column]
+        if (run_type == "string") != (qrels_type == "string"):
+            raise InputError(f"run {run_input.label!r} has {column} of type {run_type} but qrels {qrels_input.label!r} "
+                             f"has {qrels_type}; ids are compared as given, so make both strings or both integers")
+    per_query_sql = _per_query_sql(qrels_input.view, run_input.view, parsed, conventions,
+                                   (qrels_input.label, run_input.label))
+    return parsed, per_query_sql, qrels_input, run_input
 
 
 def evaluate(spark: Any, qrels: Any, run: Any, measures: list[str] | str = ("map",), *, per_query: bool = False,
              **options: Any) -> Any:
     """Evaluate `run` against `qrels` on Spark: a DataFrame (measure, value), or with per_query=True
-    (query_id, measure, value, and text when a measure is text: relstring). qrels and run are Spark DataFrames, table names or Parquet paths.
+    (query_id, measure, value, and text when a measure is text: relstring). qrels and run are Spark
+    DataFrames, table names, Parquet paths or TREC text files (read as the DuckDB engine reads them;
+    run_format= / qrels_format= 'trec_run', 'trec_qrels' or 'parquet' when the name does not tell).
     Options: the conventions ties (not 'input'), rel_level, max_rank, complete, empty, unjudged, gain,
     duplicates, gain_map, and the column names query_col, doc_col, score_col, relevance_col. The numbers are
     the DuckDB engine's (tests/test_spark.py holds them to 1e-12 per query). Spark evaluates lazily:
     bad data raises when the result is collected, with duckrank's message (see input_error())."""
-    parsed, per_query_sql, _ = _prepare(spark, qrels, run, measures, dict(options))
+    parsed, per_query_sql, _, _ = _prepare(spark, qrels, run, measures, dict(options))
     if per_query:
         return spark.sql(_per_query_rows_sql(per_query_sql, parsed))
     return spark.sql(_summary_sql(per_query_sql, parsed))
@@ -290,12 +340,15 @@ def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any =
     """duckrank.evaluation.Results whose per-query values Spark computed: the rows are collected
     into a DuckDB table of `con`, so the CLI formats them as it formats the DuckDB engine's.
     count_missing fills Results.missing, as the DuckDB engine's compute does."""
+    from duckrank._sql import literal as sql_text
     from duckrank.evaluation import Results
     from duckrank._sql import fresh_name
 
     spark = spark or session()
-    parsed, per_query_sql, (qrels_view, run_view) = _prepare(spark, qrels, run, measures, dict(options))
+    parsed, per_query_sql, qrels_input, run_input = _prepare(spark, qrels, run, measures, dict(options))
     from pyspark.errors import PySparkException
+
+    name = run_input.name or str(run)  # as the DuckDB engine names a lone run (its tag, its run_id, its path)
 
     try:
         rows = spark.sql(f"SELECT 0 AS run_index, query_id, measure_index, value, text FROM ({per_query_sql})").toArrow()
@@ -303,24 +356,24 @@ def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any =
         if count_missing:  # the qrels queries the run lacks: not scored unless complete
             lacking, total = spark.sql(
                 f"SELECT count(*) FILTER (WHERE r.query_id IS NULL), count(*) "
-                f"FROM (SELECT DISTINCT query_id FROM {qrels_view}) j "
-                f"LEFT JOIN (SELECT DISTINCT query_id FROM {run_view}) r ON r.query_id = j.query_id").collect()[0]
-            missing = [(str(run), lacking, total)]
+                f"FROM (SELECT DISTINCT query_id FROM {qrels_input.view}) j "
+                f"LEFT JOIN (SELECT DISTINCT query_id FROM {run_input.view}) r ON r.query_id = j.query_id"
+            ).collect()[0]
+            missing = [(name, lacking, total)]
     except PySparkException as error:
         raise input_error(error) or error from None
     if rows.num_rows == 0:
         raise InputError(f"no query_id in common between run {run!r} and qrels {qrels!r}; check that both "
                          f"describe the same queries")
-    name = str(run)
     table = fresh_name("results")
     con.register(f"{table}_arrow", rows)
-    con.execute(f"CREATE TEMP TABLE {table} AS SELECT 0 AS run_index, '{name.replace(chr(39), chr(39) * 2)}' AS run, "
+    con.execute(f"CREATE TEMP TABLE {table} AS SELECT 0 AS run_index, {sql_text(name)} AS run, "
                 f"query_id, CAST(measure_index AS INTEGER) AS measure_index, value, text FROM {table}_arrow").fetchall()
     con.unregister(f"{table}_arrow")
     measure_rows = [(i, m.spelling, m.metric.per_query) for i, m in enumerate(parsed)]
     con.execute(f"CREATE TEMP TABLE {table}_measures (measure_index INTEGER, measure VARCHAR, per_query BOOLEAN)")
     con.executemany(f"INSERT INTO {table}_measures VALUES (?, ?, ?)", measure_rows)
-    return Results(con, [name], parsed, table, missing=missing)
+    return Results(con, [name], parsed, table, missing=missing, tags=[run_input.tag])
 
 
 def cli_problems(log: Any, runs: tuple, segments: tuple, run_format: str | None, qrels_format: str | None,
@@ -333,8 +386,9 @@ def cli_problems(log: Any, runs: tuple, segments: tuple, run_format: str | None,
         problems.append("--engine spark scores one run at a time; give one RUN")
     if segments:
         problems.append("--engine spark has no --by; use the DuckDB engine for segments")
-    if any(fmt not in (None, "parquet") for fmt in (run_format, qrels_format)):
-        problems.append("--engine spark reads Parquet files and folders; convert other inputs with duckrank convert")
+    if any(fmt not in (None, "parquet", "trec") for fmt in (run_format, qrels_format)):
+        problems.append("--engine spark reads Parquet files and folders and TREC text files; convert other inputs "
+                        "with duckrank convert")
     if engine:
         problems.append(f"{', '.join('--' + name.replace('_', '-') for name in engine)} set DuckDB's engine; "
                         f"Spark's memory and cores are set by spark-submit or spark-defaults.conf")
