@@ -512,7 +512,7 @@ def test_duckdb_reads_every_decimal_score_as_strtod_does():
     """The fast path and the line reader take a decimal score's value from DuckDB's CAST: it must
     round as glibc's strtod does, long mantissas, subnormals and overflow included."""
     @settings(max_examples=50)
-    @given(st.lists(st.from_regex(trec._DECIMAL, fullmatch=True), min_size=50, max_size=50),
+    @given(st.lists(st.from_regex(trec.DECIMAL, fullmatch=True), min_size=50, max_size=50),
            st.lists(st.tuples(st.integers(1, 40), st.integers(-340, 330)), min_size=50, max_size=50))
     def check(texts, shapes):
         texts = [t for t in texts if len(t) < 60]

@@ -47,7 +47,7 @@ from duckrank.inputs.paths import (GLOB_CHARACTERS, READ_ERRORS, compression_of,
 
 _C_SPACE = " \t\n\v\f\r"
 _BOM = b"\xef\xbb\xbf"
-_LAYOUTS = {  # the fields of a line, the numeric one, and the ones kept (in this order)
+LAYOUTS = {  # the fields of a line, the numeric one, and the ones kept (in this order)
     "trec_run": (("query_id", "q0", "doc_id", "rank", "score", "run_id"), "score",
                  ("query_id", "doc_id", "score", "run_id")),
     "trec_qrels": (("query_id", "iteration", "doc_id", "relevance"), "relevance", ("query_id", "doc_id", "relevance")),
@@ -55,22 +55,22 @@ _LAYOUTS = {  # the fields of a line, the numeric one, and the ones kept (in thi
 # TREC diversity qrels put the subtopic where ad-hoc qrels have the unused iteration: read as the
 # subtopic when a diversity measure is asked for (ndeval's qrels), never otherwise.
 _SUBTOPIC_FIELD = "iteration"
-_SHAPES = {"trec_run": "at least 6: query_id Q0 doc_id rank score run_id",
+SHAPES = {"trec_run": "at least 6: query_id Q0 doc_id rank score run_id",
            "trec_qrels": "exactly 4: query_id iteration doc_id relevance"}
 # The whole field as strtod reads it: a decimal number; inf, infinity or nan (any case); a C99 hex float.
-_DECIMAL = r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?"
+DECIMAL = r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?"
 _SPECIAL = r"[+-]?([iI][nN][fF]([iI][nN][iI][tT][yY])?|[nN][aA][nN]([(][0-9A-Za-z_]*[)])?)"
-_HEX = r"[+-]?0[xX]([0-9a-fA-F]+[.]?[0-9a-fA-F]*|[.][0-9a-fA-F]+)([pP][+-]?[0-9]+)?"
+HEX = r"[+-]?0[xX]([0-9a-fA-F]+[.]?[0-9a-fA-F]*|[.][0-9a-fA-F]+)([pP][+-]?[0-9]+)?"
 # A relevance as atol reads it whole, but for a fraction it drops (as trec_eval does): '2', '+1', '1.7', '.5'.
-_INTEGER = r"[+-]?[0-9]+"
-_GRADE = r"[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)"
+INTEGER = r"[+-]?[0-9]+"
+GRADE = r"[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)"
 
 
 def _score_sql(text: str) -> str:
     """SQL for atof's value of the field `text` (an expression) when the whole field is a decimal
     number, inf or nan; NULL otherwise (a hex float included: the line reader converts those).
     DuckDB's CAST rounds a decimal string correctly, as glibc's strtod does."""
-    return (f"CASE WHEN regexp_full_match({text}, '{_DECIMAL}') THEN CAST({text} AS DOUBLE) "
+    return (f"CASE WHEN regexp_full_match({text}, '{DECIMAL}') THEN CAST({text} AS DOUBLE) "
             f"WHEN regexp_full_match({text}, '{_SPECIAL}') THEN CASE WHEN contains(lower({text}), 'a') "
             f"THEN 'nan'::DOUBLE WHEN starts_with({text}, '-') THEN '-inf'::DOUBLE ELSE 'inf'::DOUBLE END END")
 
@@ -79,8 +79,8 @@ def _grade_sql(text: str) -> str:
     """SQL for atol's value (as a DOUBLE) of the field `text` when the whole field is an integer, or
     a decimal fraction whose integer part atol reads; NULL otherwise, or past a BIGINT."""
     whole = f"regexp_extract({text}, '^[+-]?[0-9]*')"
-    return (f"CAST(CASE WHEN regexp_full_match({text}, '{_INTEGER}') THEN TRY_CAST({text} AS BIGINT) "
-            f"WHEN regexp_full_match({text}, '{_GRADE}') THEN CASE WHEN {whole} IN ('', '+', '-') THEN 0 "
+    return (f"CAST(CASE WHEN regexp_full_match({text}, '{INTEGER}') THEN TRY_CAST({text} AS BIGINT) "
+            f"WHEN regexp_full_match({text}, '{GRADE}') THEN CASE WHEN {whole} IN ('', '+', '-') THEN 0 "
             f"ELSE TRY_CAST({whole} AS BIGINT) END END AS DOUBLE)")
 
 
@@ -153,7 +153,7 @@ def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
     head = head_of(path, compression)
     if head.startswith(_BOM):
         return None
-    names, value, kept = _LAYOUTS[fmt]
+    names, value, kept = LAYOUTS[fmt]
     sep = "\t" if b"\t" in first_data_line(head) else " "
     plain = compression is None and _plain_bytes(path, sep)
     raw = quote_identifier(value)
@@ -280,7 +280,7 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
     atof reads as inf or nan among those: duckrank scores finite numbers only)."""
     # a path read literally comes as a plain name (exact_path): glob characters mean a glob
     files = sorted(glob.glob(path, recursive=True)) if GLOB_CHARACTERS.search(path) else [path]
-    _fields, value, kept = _LAYOUTS[fmt]
+    _fields, value, kept = LAYOUTS[fmt]
     run = fmt == "trec_run"
     staging, mapping = fresh_name("trec_lines"), fresh_name("trec_hex")
     piece = _piece_size(con)
@@ -308,7 +308,7 @@ def _read_trec_lines(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: 
         join = ""
         if run:  # hex floats, which strtod reads and DuckDB does not: few, converted here
             hexes = con.execute(f"SELECT DISTINCT duckrank_text FROM {staging} "
-                                f"WHERE regexp_full_match(duckrank_text, '{_HEX}')").fetchall()
+                                f"WHERE regexp_full_match(duckrank_text, '{HEX}')").fetchall()
             if hexes:
                 con.execute(f"CREATE TEMP TABLE {mapping} (duckrank_text VARCHAR, value DOUBLE)").fetchall()
                 con.executemany(f"INSERT INTO {mapping} VALUES (?, ?)", [(t, _from_hex(t)) for (t,) in hexes])
@@ -382,7 +382,7 @@ def _parse_chunk(chunk: bytes, fmt: str, kind: str, shown: str, first_line: int,
         row = where[at].as_py()
         shown_line = lines[row].as_py().removesuffix("\r")
         raise InputError(f"{kind} file {shown}, line {first_line + row}: {quoted(shown_line)} has {counts[at].as_py()} "
-                         f"fields, but a TREC {fmt.removeprefix('trec_')} line has {_SHAPES[fmt]} "
+                         f"fields, but a TREC {fmt.removeprefix('trec_')} line has {SHAPES[fmt]} "
                          f"(trec_eval stops at it: 'Malformed line'); fix the line, or name the format with "
                          f"--{kind}-format")
     columns = {"duckrank_line": pc.add(pc.cast(where, pa.int64()), first_line),
@@ -442,7 +442,7 @@ _LARGEST = "1.7976931348623157e308"
 def _value_problem(fmt: str, kind: str, shown: str, line: int, text: str) -> str:
     where = f"{kind} file {shown}, line {line}"
     value = _c_atof(text)
-    if fmt == "trec_run" and re.fullmatch(f"{_DECIMAL}|{_SPECIAL}|{_HEX}", text) and not math.isfinite(value):
+    if fmt == "trec_run" and re.fullmatch(f"{DECIMAL}|{_SPECIAL}|{HEX}", text) and not math.isfinite(value):
         # trec_eval reads it and ranks it; duckrank scores finite numbers only, from any input
         if value != value:
             return (f"{where}: the score {quoted(text)} is NaN as C's atof reads it, which trec_eval's sort places "
@@ -458,7 +458,7 @@ def _value_problem(fmt: str, kind: str, shown: str, line: int, text: str) -> str
         return (f"{where}: the score {quoted(text)} is not a number as trec_eval reads it: C's atof would "
                 f"silently take "
                 f"{_shown_number(value)}; write the score as a number such as 12.5 or 1.25e1")
-    if re.fullmatch(_GRADE, text):
+    if re.fullmatch(GRADE, text):
         return (f"{where}: the relevance {quoted(text)} is too large (C's atol would silently take "
                 f"{_c_atol(text)}); write the grade as a small integer")
     return (f"{where}: the relevance {quoted(text)} is not an integer as trec_eval reads it: C's atol would silently "

@@ -1,5 +1,5 @@
 """TREC text on Spark: trec_eval's run and qrels files read by Spark's line reader under the DuckDB
-engine's rules (duckrank/inputs.py's TREC section: fields split at runs of C's isspace(), comments,
+engine's rules (duckrank/inputs/trec.py: fields split at runs of C's isspace(), comments,
 blank lines, atof's and atol's values read in full or refused), so that both engines score the same
 rows. Spark's CSV reader takes one delimiter, where a TREC line's fields are separated by runs of
 spaces and tabs (trec_eval's own runs pad their scores): the lines are read whole (split at '\\n'
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from duckrank.errors import InputError, quoted
-from duckrank.inputs import _DECIMAL, _GRADE, _HEX, _INTEGER, _LAYOUTS, _SHAPES
+from duckrank.inputs.trec import DECIMAL, GRADE, HEX, INTEGER, LAYOUTS, SHAPES
 
 _SPACE = "[ \\t\\n\\x0B\\f\\r]"  # C's isspace(), as a Java regex (Java's own \s is the same six)
 _BOM_BYTES = b"\xef\xbb\xbf"
@@ -38,9 +38,9 @@ def _full(pattern: str) -> str:
 def _compression_problem(path: str, kind: str, shown: str) -> str | None:
     """Why Spark would read a local file's bytes otherwise than DuckDB: Spark decompresses by the
     name (.gz), DuckDB by the bytes (gzip data named run.txt, plain text named run.txt.gz)."""
-    from duckrank.inputs import _compression
+    from duckrank.inputs.paths import compression_of
 
-    by_bytes = _compression(path)
+    by_bytes = compression_of(path)
     suffix = os.path.splitext(path)[1]  # Hadoop's match is case-sensitive: run.GZ is read as it is
     by_name = _SPARK_CODECS.get(suffix)
     if by_bytes == by_name:
@@ -73,8 +73,8 @@ def _parsed(lines: Any, fmt: str, keep: tuple[str, ...] = ()) -> Any:
     lines = lines.select("*", F.size("fields").alias("count"),
                          F.try_element_at("fields", F.lit(5 if run else 4)).alias("text"))
     if run:  # atof's value when the whole field is a decimal number or a C99 hex float, if finite
-        parsed = (F.when(text.rlike(_full(_DECIMAL)), text)
-                  .when(text.rlike(_full(_HEX)), F.when(F.lower(text).contains("p"), text)
+        parsed = (F.when(text.rlike(_full(DECIMAL)), text)
+                  .when(text.rlike(_full(HEX)), F.when(F.lower(text).contains("p"), text)
                         .otherwise(F.concat(text, F.lit("p0")))).try_cast("double"))
         atof = F.col("atof")
         lines = lines.select("*", parsed.alias("atof"))
@@ -82,8 +82,8 @@ def _parsed(lines: Any, fmt: str, keep: tuple[str, ...] = ()) -> Any:
         shape_ok = count >= 6
     else:  # atol's value when the whole field is an integer, or a fraction whose integer part it reads
         whole = F.regexp_extract(text, "^[+-]?[0-9]*", 0)
-        parsed = (F.when(text.rlike(_full(_INTEGER)), text.try_cast("bigint"))
-                  .when(text.rlike(_full(_GRADE)), F.when(whole.isin("", "+", "-"), F.lit(0).cast("bigint"))
+        parsed = (F.when(text.rlike(_full(INTEGER)), text.try_cast("bigint"))
+                  .when(text.rlike(_full(GRADE)), F.when(whole.isin("", "+", "-"), F.lit(0).cast("bigint"))
                         .otherwise(whole.try_cast("bigint")))).cast("double")
         lines = lines.select("*", parsed.alias("number"))
         shape_ok = count == 4
@@ -94,7 +94,7 @@ def _parsed(lines: Any, fmt: str, keep: tuple[str, ...] = ()) -> Any:
                .when(~F.is_valid_utf8(value), F.lit("is not UTF-8 text"))
                .when(data & ~shape_ok, F.concat(F.lit("has "), count.cast("string"),
                                                 F.lit(f" fields, but a TREC {fmt.removeprefix('trec_')} line has "
-                                                      f"{_SHAPES[fmt]}")))
+                                                      f"{SHAPES[fmt]}")))
                .when(data & number.isNull(), F.concat(F.lit(f"has the {what} '"), text,
                                                       F.lit(f"', which is not {read_as} as trec_eval reads it"))))
     return lines.select(*keep, value, "fields", "comment", "data", number, problem.alias("problem"))
@@ -125,7 +125,7 @@ def read(spark: Any, path: str, fmt: str, kind: str, shown: str) -> tuple[Any, s
 
 def rows(lines: Any, fmt: str, keep: tuple[str, ...] = ()) -> Any:
     """The data lines (with the `keep` columns) as (query_id, doc_id, score or relevance)."""
-    _, value, _ = _LAYOUTS[fmt]
+    _, value, _ = LAYOUTS[fmt]
     return _parsed(lines, fmt, keep).where("data").selectExpr(
         *keep, "try_element_at(fields, 1) AS query_id", "try_element_at(fields, 3) AS doc_id", f"number AS {value}")
 
