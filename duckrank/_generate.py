@@ -70,7 +70,9 @@ def _guard(convention_names: list[str], option_names: list[str], sampled: bool =
         calls.append("duckrank.sampled_problems(sampled, correction, max_rank)")
     if run:
         calls.append("duckrank.score_problems(run)")
-    return f"WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),\n{_INDENT}{f',{chr(10)}{_INDENT}'.join(calls)})) AS fired)"
+    # the problems as a column: see duckrank.raise_problems
+    return (f"WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),\n"
+            f"{_INDENT}{f',{chr(10)}{_INDENT}'.join(calls)}) AS problems))")
 
 
 def _ranked_arguments(given: set[str], judged_only: str) -> str:
@@ -275,8 +277,9 @@ def _fusion_macro(method: FusionMethod) -> str:
     checked = ", ".join(f"{p} := {p}" for p in ("norm", *method.params))
     doc = f"{method.name} fusion of the runs (run, query_id, doc_id, score): {method.doc}"
     return (f"CREATE OR REPLACE MACRO duckrank.fuse_{method.name}({fusion_signature(method)}) AS TABLE\n"
-            f"WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems({_quote(method.name)},\n"
-            f"{_INDENT}(SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), {checked})) AS fired)\n"
+            f"WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(\n"
+            f"{_INDENT}{_quote(method.name)}, (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), {checked})"
+            f" AS problems))\n"
             f"SELECT query_id, doc_id, score FROM {method.call.format(**values)}\n"
             f"WHERE (SELECT count(fired) FROM guard) = 0;\n"
             f"COMMENT ON MACRO TABLE duckrank.fuse_{method.name} IS {_quote(doc)};\n")

@@ -53,7 +53,7 @@ COMMENT ON MACRO duckrank.auc_of IS 'AUC of the retrieved docs of a query by ran
 -- pass: rank() and the size of the row's tie group share one partition and order (one sort), and
 -- give each impression its average ascending rank; the rank sums then need one GROUP BY query.
 CREATE OR REPLACE MACRO duckrank.query_auc_of_log(log, rel_level) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.log_problems(log)) AS fired),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.log_problems(log) AS problems)),
 ranked_log AS (
     SELECT query_id, label >= rel_level AS positive,
            rank() OVER by_score
@@ -83,7 +83,7 @@ COMMENT ON MACRO TABLE duckrank.gauc_of_log IS 'GAUC of a log: per-query AUC wei
 
 -- Global AUC: the rank-sum AUC over every row of a log, ignoring the query (scikit-learn roc_auc_score).
 CREATE OR REPLACE MACRO duckrank.global_auc_of_log(log, rel_level) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.log_problems(log)) AS fired),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.log_problems(log) AS problems)),
 by_score AS (
     SELECT score_value AS score,
            count(*) FILTER (WHERE label >= rel_level) AS pos,
@@ -106,7 +106,7 @@ COMMENT ON MACRO TABLE duckrank.global_auc_of_log IS 'AUC over all rows of a log
 -- The classification view of a log at a score threshold: predicted
 -- positive when score >= threshold, actually positive when label >= rel_level.
 CREATE OR REPLACE MACRO duckrank.confusion_of_log(log, threshold, rel_level) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.log_problems(log)) AS fired),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.log_problems(log) AS problems)),
 confusion AS (
     SELECT count(*) FILTER (WHERE score >= threshold AND label >= rel_level) AS tp,
            count(*) FILTER (WHERE score >= threshold AND NOT (label >= rel_level)) AS fp,

@@ -5,21 +5,21 @@
 CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, unjudged := 'nonrelevant',
         duplicates := 'error', gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])),
         g_max := NULL, judged_only := true) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(gain := gain, gain_map := gain_map, g_max := g_max),
-        duckrank.score_problems(run))) AS fired)
+        duckrank.score_problems(run)) AS problems))
 SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, g_max, duplicates, judged_only)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked relation every measure reads: one row per query with its ranking in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, num_nonrel, num_judged (sql/20_ranked.sql)';
 
 CREATE OR REPLACE MACRO duckrank.precision(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, sampled := sampled, correction := correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -34,11 +34,11 @@ COMMENT ON MACRO TABLE duckrank.precision IS 'P@k = relevant docs in the top k /
 
 CREATE OR REPLACE MACRO duckrank.recall(qrels, run, k := NULL, cap := false, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, cap := cap, sampled := sampled, correction := correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -53,10 +53,10 @@ COMMENT ON MACRO TABLE duckrank.recall IS 'R@k = relevant docs in the top k / R 
 
 CREATE OR REPLACE MACRO duckrank.f_measure(qrels, run, k := NULL, beta := 1.0, recall_weight := NULL, rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, beta := beta, recall_weight := recall_weight),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.f_measure_of(q, k, beta, recall_weight), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -66,11 +66,11 @@ COMMENT ON MACRO TABLE duckrank.f_measure IS 'F_beta@k = (1 + b^2) P R / (b^2 P 
 
 CREATE OR REPLACE MACRO duckrank.hit_rate(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, sampled := sampled, correction := correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -85,10 +85,10 @@ COMMENT ON MACRO TABLE duckrank.hit_rate IS 'hit@k = 1 if a relevant doc is in t
 
 CREATE OR REPLACE MACRO duckrank.hits(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.hits_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -98,11 +98,11 @@ COMMENT ON MACRO TABLE duckrank.hits IS 'hits@k = relevant docs in the top k (me
 
 CREATE OR REPLACE MACRO duckrank.reciprocal_rank(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, sampled := sampled, correction := correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -117,11 +117,11 @@ COMMENT ON MACRO TABLE duckrank.reciprocal_rank IS 'RR@k = 1 / rank of the first
 
 CREATE OR REPLACE MACRO duckrank.average_precision(qrels, run, k := NULL, denominator := 'R', sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, denominator := denominator, sampled := sampled, correction := correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -136,10 +136,10 @@ COMMENT ON MACRO TABLE duckrank.average_precision IS 'AP@k = sum of P@i over the
 
 CREATE OR REPLACE MACRO duckrank.r_precision(qrels, run, mult := 1.0, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(mult := mult),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.r_precision_of(q, mult), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -149,10 +149,10 @@ COMMENT ON MACRO TABLE duckrank.r_precision IS 'R-precision = P@R (mult: P@floor
 
 CREATE OR REPLACE MACRO duckrank.recommenders_r_precision(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.recommenders_r_precision_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -162,9 +162,9 @@ COMMENT ON MACRO TABLE duckrank.recommenders_r_precision IS 'Microsoft Recommend
 
 CREATE OR REPLACE MACRO duckrank.bpref(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.bpref_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -174,9 +174,9 @@ COMMENT ON MACRO TABLE duckrank.bpref IS 'bpref = (1/R) sum over relevant retrie
 
 CREATE OR REPLACE MACRO duckrank.ranx_bpref(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.ranx_bpref_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -186,10 +186,10 @@ COMMENT ON MACRO TABLE duckrank.ranx_bpref IS 'ranx''s bpref: trec_eval''s, but 
 
 CREATE OR REPLACE MACRO duckrank.interpolated_precision(qrels, run, recall := 0.0, recall_cutoff := 'round', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(recall := recall, recall_cutoff := recall_cutoff),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.interpolated_precision_of(q, recall, recall_cutoff), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -199,10 +199,10 @@ COMMENT ON MACRO TABLE duckrank.interpolated_precision IS 'iP@r = the best preci
 
 CREATE OR REPLACE MACRO duckrank.eleven_point_average(qrels, run, recall_levels := [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(recall_levels := recall_levels),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.eleven_point_average_of(q, recall_levels), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -213,10 +213,10 @@ COMMENT ON MACRO TABLE duckrank.eleven_point_average IS 'mean interpolated preci
 CREATE OR REPLACE MACRO duckrank.cg(qrels, run, k := NULL, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1,
         ties := 'trec', max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
         duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, gain := gain, gain_map := gain_map),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.cg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -227,10 +227,10 @@ COMMENT ON MACRO TABLE duckrank.cg IS 'CG@k = sum of the gains in the top k (per
 CREATE OR REPLACE MACRO duckrank.dcg(qrels, run, k := NULL, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1,
         ties := 'trec', max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
         duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, gain := gain, gain_map := gain_map),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.dcg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -241,10 +241,10 @@ COMMENT ON MACRO TABLE duckrank.dcg IS 'DCG@k = sum of g(i) / log2(i + 1) over t
 CREATE OR REPLACE MACRO duckrank.idcg(qrels, run, k := NULL, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels',
         rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, gain := gain, gain_map := gain_map, ideal := ideal),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.idcg_of(q, k, ideal), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -255,11 +255,11 @@ COMMENT ON MACRO TABLE duckrank.idcg IS 'IDCG@k = DCG@k of the ideal ordering (p
 CREATE OR REPLACE MACRO duckrank.ndcg(qrels, run, k := NULL, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), ideal := 'qrels',
         sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, gain := gain, gain_map := gain_map, ideal := ideal, sampled := sampled, correction := correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -274,10 +274,10 @@ COMMENT ON MACRO TABLE duckrank.ndcg IS 'nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0 
 
 CREATE OR REPLACE MACRO duckrank.err(qrels, run, k := NULL, g_max := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, g_max := g_max),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.err_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), g_max, duplicates, true) q
@@ -287,10 +287,10 @@ COMMENT ON MACRO TABLE duckrank.err IS 'ERR@k = sum over r <= k of (1/r) R_r pro
 
 CREATE OR REPLACE MACRO duckrank.rbp(qrels, run, k := NULL, p := 0.8, graded := true, scaled := true, stand_in := false, rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, p := p, graded := graded, scaled := scaled, stand_in := stand_in),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_of(q, k, p, graded, scaled), q.num_rel, empty) AS DOUBLE) AS value, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p, stand_in), q.num_rel, empty) AS DOUBLE) AS residual
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -300,10 +300,10 @@ COMMENT ON MACRO TABLE duckrank.rbp IS 'RBP(p)@k = (1 - p) sum over i <= k of w(
 
 CREATE OR REPLACE MACRO duckrank.rbp_residual(qrels, run, k := NULL, p := 0.8, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, p := p, stand_in := stand_in),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p, stand_in), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -313,10 +313,10 @@ COMMENT ON MACRO TABLE duckrank.rbp_residual IS 'RBP''s residual: the weight of 
 
 CREATE OR REPLACE MACRO duckrank.judged(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.judged_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -326,10 +326,10 @@ COMMENT ON MACRO TABLE duckrank.judged IS 'Judged@k = the share of the top k (or
 
 CREATE OR REPLACE MACRO duckrank.bpm(qrels, run, k := NULL, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, t := t, min_rel := min_rel, max_rel := max_rel),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.bpm_of(q, k, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -339,10 +339,10 @@ COMMENT ON MACRO TABLE duckrank.bpm IS 'BPM(T)@K = the mean gain of ranks 1..m, 
 
 CREATE OR REPLACE MACRO duckrank.sdcg(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sdcg_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -352,10 +352,10 @@ COMMENT ON MACRO TABLE duckrank.sdcg IS 'SDCG@k = DCG@k / the DCG@k of k docs of
 
 CREATE OR REPLACE MACRO duckrank.inst(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.inst_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -365,10 +365,10 @@ COMMENT ON MACRO TABLE duckrank.inst IS 'INST(T): C/W/L rate of gain, C(i) = ((i
 
 CREATE OR REPLACE MACRO duckrank.insq(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.insq_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -378,10 +378,10 @@ COMMENT ON MACRO TABLE duckrank.insq IS 'INSQ(T): C/W/L rate of gain, C(i) = ((i
 
 CREATE OR REPLACE MACRO duckrank.cwl_rbp(qrels, run, p := 0.8, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(p := p),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.cwl_rbp_of(q, p), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -391,10 +391,10 @@ COMMENT ON MACRO TABLE duckrank.cwl_rbp IS 'cwl_eval''s RBP(p), ir_measures'' RB
 
 CREATE OR REPLACE MACRO duckrank.nerr8(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr8_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -404,10 +404,10 @@ COMMENT ON MACRO TABLE duckrank.nerr8 IS 'NERR8@k: C/W/L rate of gain, C(i) = 1 
 
 CREATE OR REPLACE MACRO duckrank.nerr9(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr9_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -417,10 +417,10 @@ COMMENT ON MACRO TABLE duckrank.nerr9 IS 'NERR9@k: C/W/L rate of gain, C(i) = i 
 
 CREATE OR REPLACE MACRO duckrank.nerr10(qrels, run, phi := 0.9, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(phi := phi, min_rel := min_rel, max_rel := max_rel),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr10_of(q, phi, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -430,10 +430,10 @@ COMMENT ON MACRO TABLE duckrank.nerr10 IS 'NERR10(phi): C/W/L rate of gain, C(i)
 
 CREATE OR REPLACE MACRO duckrank.nerr11(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr11_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -443,10 +443,10 @@ COMMENT ON MACRO TABLE duckrank.nerr11 IS 'NERR11(T): C/W/L rate of gain, C(i) =
 
 CREATE OR REPLACE MACRO duckrank.compat(qrels, run, persistence := 0.95, normalize := true, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(persistence := persistence, normalize := normalize),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.compat_of(q, persistence, normalize), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -456,10 +456,10 @@ COMMENT ON MACRO TABLE duckrank.compat IS 'Compat = the rank-biased overlap (per
 
 CREATE OR REPLACE MACRO duckrank.alpha_ndcg(qrels, run, k := NULL, alpha := 0.5, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, alpha := alpha),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.alpha_ndcg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
@@ -470,10 +470,10 @@ COMMENT ON MACRO TABLE duckrank.alpha_ndcg IS 'alpha-nDCG@k = alpha-DCG@k / that
 
 CREATE OR REPLACE MACRO duckrank.alpha_dcg(qrels, run, k := NULL, alpha := 0.5, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, alpha := alpha),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.alpha_dcg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
@@ -484,10 +484,10 @@ COMMENT ON MACRO TABLE duckrank.alpha_dcg IS 'alpha-DCG@k = sum over i <= k of g
 
 CREATE OR REPLACE MACRO duckrank.err_ia(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.err_ia_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
@@ -498,10 +498,10 @@ COMMENT ON MACRO TABLE duckrank.err_ia IS 'ERR-IA@k = sum over i <= k of g(i) / 
 
 CREATE OR REPLACE MACRO duckrank.nerr_ia(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr_ia_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
@@ -512,10 +512,10 @@ COMMENT ON MACRO TABLE duckrank.nerr_ia IS 'nERR-IA@k = ERR-IA@k / that of ndeva
 
 CREATE OR REPLACE MACRO duckrank.nrbp(qrels, run, alpha := 0.5, patience := 0.5, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(alpha := alpha, patience := patience),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nrbp_of(q, patience), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
@@ -526,10 +526,10 @@ COMMENT ON MACRO TABLE duckrank.nrbp IS 'NRBP = (1 - (1 - alpha) patience) / S s
 
 CREATE OR REPLACE MACRO duckrank.nnrbp(qrels, run, alpha := 0.5, patience := 0.5, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(alpha := alpha, patience := patience),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nnrbp_of(q, patience), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
@@ -540,9 +540,9 @@ COMMENT ON MACRO TABLE duckrank.nnrbp IS 'nNRBP = NRBP / that of ndeval''s greed
 
 CREATE OR REPLACE MACRO duckrank.ap_ia(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.ap_ia_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
@@ -553,10 +553,10 @@ COMMENT ON MACRO TABLE duckrank.ap_ia IS 'AP-IA = the mean over the subtopics of
 
 CREATE OR REPLACE MACRO duckrank.p_ia(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.p_ia_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
@@ -567,10 +567,10 @@ COMMENT ON MACRO TABLE duckrank.p_ia IS 'P-IA@k = the (doc, subtopic) relevances
 
 CREATE OR REPLACE MACRO duckrank.subtopic_recall(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.subtopic_recall_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_subtopics(qrels, run, rel_level, ties, max_rank, complete, unjudged, duplicates,
@@ -581,11 +581,11 @@ COMMENT ON MACRO TABLE duckrank.subtopic_recall IS 'StRecall@k = the subtopics t
 
 CREATE OR REPLACE MACRO duckrank.auc(qrels, run, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(sampled := sampled, correction := correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
     SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, false)
     WHERE (SELECT count(fired) FROM guard) = 0),
@@ -599,23 +599,23 @@ SELECT query_id, value FROM per_query WHERE value IS NOT NULL;
 COMMENT ON MACRO TABLE duckrank.auc IS 'AUC of a query''s retrieved docs by rank sums, ties averaged (NULL without both classes; ir_measures'' Accuracy) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.gauc(log, weight := 'impressions', rel_level := 1) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level),
-        duckrank.option_problems(weight := weight))) AS fired)
+        duckrank.option_problems(weight := weight)) AS problems))
 SELECT * FROM duckrank.gauc_of_log(log, weight, rel_level) WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.gauc IS 'GAUC: per-query AUC averaged with weights impressions or positives';
 
 CREATE OR REPLACE MACRO duckrank.global_auc(log, rel_level := 1) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level))) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level)) AS problems))
 SELECT * FROM duckrank.global_auc_of_log(log, rel_level) WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.global_auc IS 'AUC over every row of a log, ignoring the query (scikit-learn roc_auc_score)';
 
 CREATE OR REPLACE MACRO duckrank.mae(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.mae_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -625,9 +625,9 @@ COMMENT ON MACRO TABLE duckrank.mae IS 'MAE = mean |score - grade| over the judg
 
 CREATE OR REPLACE MACRO duckrank.rmse(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rmse_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -637,10 +637,10 @@ COMMENT ON MACRO TABLE duckrank.rmse IS 'RMSE = sqrt(mean (score - grade)^2) ove
 
 CREATE OR REPLACE MACRO duckrank.catalog_coverage(qrels, run, train, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'catalog_coverage')
     WHERE (SELECT count(fired) FROM guard) = 0)
@@ -650,10 +650,10 @@ COMMENT ON MACRO TABLE duckrank.catalog_coverage IS 'summary only: distinct item
 
 CREATE OR REPLACE MACRO duckrank.distributional_coverage(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'distributional_coverage')
     WHERE (SELECT count(fired) FROM guard) = 0)
@@ -663,10 +663,10 @@ COMMENT ON MACRO TABLE duckrank.distributional_coverage IS 'summary only: entrop
 
 CREATE OR REPLACE MACRO duckrank.novelty(qrels, run, train, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'novelty')
     WHERE (SELECT count(fired) FROM guard) = 0)
@@ -676,10 +676,10 @@ COMMENT ON MACRO TABLE duckrank.novelty IS 'mean over the top k of -log2(n(i) / 
 
 CREATE OR REPLACE MACRO duckrank.diversity(qrels, run, train, k := NULL, similarity := 'cooccurrence', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error', items := NULL) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, similarity := similarity),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'diversity')
     WHERE (SELECT count(fired) FROM guard) = 0)
@@ -689,10 +689,10 @@ COMMENT ON MACRO TABLE duckrank.diversity IS '1 - mean similarity of the pairs o
 
 CREATE OR REPLACE MACRO duckrank.serendipity(qrels, run, train, k := NULL, similarity := 'cooccurrence', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error', items := NULL) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, similarity := similarity),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'serendipity')
     WHERE (SELECT count(fired) FROM guard) = 0)
@@ -702,10 +702,10 @@ COMMENT ON MACRO TABLE duckrank.serendipity IS 'mean over the top k of (1 - mean
 
 CREATE OR REPLACE MACRO duckrank.arp(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, head := head),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'arp')
     WHERE (SELECT count(fired) FROM guard) = 0)
@@ -715,10 +715,10 @@ COMMENT ON MACRO TABLE duckrank.arp IS 'ARP@k = mean over the top k of n(i), the
 
 CREATE OR REPLACE MACRO duckrank.aplt(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, head := head),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'aplt')
     WHERE (SELECT count(fired) FROM guard) = 0)
@@ -728,10 +728,10 @@ COMMENT ON MACRO TABLE duckrank.aplt IS 'APLT@k = share of the top k outside the
 
 CREATE OR REPLACE MACRO duckrank.aclt(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, head := head),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'aclt')
     WHERE (SELECT count(fired) FROM guard) = 0)
@@ -741,9 +741,9 @@ COMMENT ON MACRO TABLE duckrank.aclt IS 'ACLT@k = items of the top k outside the
 
 CREATE OR REPLACE MACRO duckrank.num_run_queries(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.run_query_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -753,9 +753,9 @@ COMMENT ON MACRO TABLE duckrank.num_run_queries IS 'queries the run holds: 1 for
 
 CREATE OR REPLACE MACRO duckrank.num_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(q.num_ret, q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -765,9 +765,9 @@ COMMENT ON MACRO TABLE duckrank.num_ret IS 'documents retrieved (per query)';
 
 CREATE OR REPLACE MACRO duckrank.num_rel(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(q.num_rel, q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -777,9 +777,9 @@ COMMENT ON MACRO TABLE duckrank.num_rel IS 'relevant documents (R) (per query)';
 
 CREATE OR REPLACE MACRO duckrank.num_rel_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.num_rel_ret_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -789,9 +789,9 @@ COMMENT ON MACRO TABLE duckrank.num_rel_ret IS 'relevant documents retrieved (pe
 
 CREATE OR REPLACE MACRO duckrank.num_nonrel_judged_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.num_nonrel_judged_ret_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -801,9 +801,9 @@ COMMENT ON MACRO TABLE duckrank.num_nonrel_judged_ret IS 'judged non-relevant do
 
 CREATE OR REPLACE MACRO duckrank.set_average_precision(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.set_average_precision_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -813,10 +813,10 @@ COMMENT ON MACRO TABLE duckrank.set_average_precision IS 'set_map = num_rel_ret^
 
 CREATE OR REPLACE MACRO duckrank.unjudged_fraction(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.unjudged_fraction_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -827,10 +827,10 @@ COMMENT ON MACRO TABLE duckrank.unjudged_fraction IS 'unj@k = unjudged docs (not
 CREATE OR REPLACE MACRO duckrank.utility(qrels, run, retrieved_relevant := 1.0, retrieved_nonrelevant := -1.0, missed_relevant := 0.0, missed_nonrelevant := 0.0,
         collection_size := 0, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(retrieved_relevant := retrieved_relevant, retrieved_nonrelevant := retrieved_nonrelevant, missed_relevant := missed_relevant, missed_nonrelevant := missed_nonrelevant, collection_size := collection_size, stand_in := stand_in),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.utility_of(q, retrieved_relevant, retrieved_nonrelevant, missed_relevant, missed_nonrelevant, collection_size, stand_in), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -840,9 +840,9 @@ COMMENT ON MACRO TABLE duckrank.utility IS 'utility = p1 relevant retrieved + p2
 
 CREATE OR REPLACE MACRO duckrank.binary_normalized_gain(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.binary_normalized_gain_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -852,9 +852,9 @@ COMMENT ON MACRO TABLE duckrank.binary_normalized_gain IS 'binG = (1/R) sum over
 
 CREATE OR REPLACE MACRO duckrank.inferred_average_precision(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.inferred_average_precision_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -864,10 +864,10 @@ COMMENT ON MACRO TABLE duckrank.inferred_average_precision IS 'infAP: AP estimat
 
 CREATE OR REPLACE MACRO duckrank.normalized_gain(qrels, run, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(gain := gain, gain_map := gain_map),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.normalized_gain_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -877,10 +877,10 @@ COMMENT ON MACRO TABLE duckrank.normalized_gain IS 'G = sum of g(i) / log2(2 + i
 
 CREATE OR REPLACE MACRO duckrank.ndcg_rel(qrels, run, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(gain := gain, gain_map := gain_map),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.ndcg_rel_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -890,10 +890,10 @@ COMMENT ON MACRO TABLE duckrank.ndcg_rel IS 'nDCG averaged over the positive-gai
 
 CREATE OR REPLACE MACRO duckrank.r_ndcg(qrels, run, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(gain := gain, gain_map := gain_map),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.r_ndcg_of(q), q.num_rel, empty) AS DOUBLE) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, NULL, duplicates, true) q
@@ -903,10 +903,10 @@ COMMENT ON MACRO TABLE duckrank.r_ndcg IS 'Rndcg = nDCG averaged at the ranks wh
 
 CREATE OR REPLACE MACRO duckrank.relevance_string(qrels, run, k := NULL, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
         duckrank.option_problems(k := k, stand_in := stand_in),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, duckrank.empty_policy_text(duckrank.relevance_string_of(q, k, stand_in), q.num_rel, empty) AS value
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, false) q
@@ -916,9 +916,9 @@ COMMENT ON MACRO TABLE duckrank.relevance_string IS 'the top k docs'' judgments 
 
 CREATE OR REPLACE MACRO duckrank.counts(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.score_problems(run))) AS fired),
+        duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(1, q.num_rel, empty) AS DOUBLE) AS num_q, CAST(duckrank.empty_policy(q.num_ret, q.num_rel, empty) AS DOUBLE) AS num_ret, CAST(duckrank.empty_policy(q.num_rel, q.num_rel, empty) AS DOUBLE) AS num_rel, CAST(duckrank.empty_policy(duckrank.num_rel_ret_of(q), q.num_rel, empty) AS DOUBLE) AS num_rel_ret, CAST(duckrank.empty_policy(duckrank.num_nonrel_judged_ret_of(q), q.num_rel, empty) AS DOUBLE) AS num_nonrel_judged_ret
     FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, 'linear', MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), NULL, duplicates, true) q
@@ -927,14 +927,14 @@ SELECT query_id, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret FRO
 COMMENT ON MACRO TABLE duckrank.counts IS 'trec_eval''s counters per query (sum them for the summary)';
 
 CREATE OR REPLACE MACRO duckrank.log_auc(log, rel_level := 1) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level))) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
+        duckrank.convention_problems(rel_level := rel_level)) AS problems))
 SELECT * FROM duckrank.query_auc_of_log(log, rel_level) WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.log_auc IS 'AUC per query of a log(query_id, score, label), with impressions and positives';
 
 CREATE OR REPLACE MACRO duckrank.classification(log, threshold := 0.5, rel_level := 1) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(concat_ws(chr(10),
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
         duckrank.convention_problems(rel_level := rel_level),
-        duckrank.option_problems(threshold := threshold))) AS fired)
+        duckrank.option_problems(threshold := threshold)) AS problems))
 SELECT * FROM duckrank.confusion_of_log(log, threshold, rel_level) WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.classification IS 'TP, FP, TN, FN, accuracy, precision, recall, F1 of a log(score, label) at a score threshold';

@@ -26,176 +26,176 @@ CREATE OR REPLACE MACRO duckrank.fusion_problems(method, run_count, norm := 'min
 COMMENT ON MACRO duckrank.fusion_problems IS 'check a fusion method''s arguments; returns the problems as text, NULL if none';
 
 CREATE OR REPLACE MACRO duckrank.fuse_sum(runs, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('sum',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'sum', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_comb(runs, norm, 'sum', NULL)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_sum IS 'sum fusion of the runs (run, query_id, doc_id, score): the sum of the doc''s scores over the runs (a run that did not retrieve it adds 0)';
 
 CREATE OR REPLACE MACRO duckrank.fuse_mnz(runs, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('mnz',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'mnz', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_comb(runs, norm, 'mnz', NULL)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_mnz IS 'mnz fusion of the runs (run, query_id, doc_id, score): the sum times the number of runs that retrieved the doc';
 
 CREATE OR REPLACE MACRO duckrank.fuse_max(runs, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('max',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'max', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_comb(runs, norm, 'max', NULL)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_max IS 'max fusion of the runs (run, query_id, doc_id, score): the largest of the doc''s scores';
 
 CREATE OR REPLACE MACRO duckrank.fuse_min(runs, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('min',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'min', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_comb(runs, norm, 'min', NULL)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_min IS 'min fusion of the runs (run, query_id, doc_id, score): the smallest of the doc''s scores (over the runs that retrieved it)';
 
 CREATE OR REPLACE MACRO duckrank.fuse_med(runs, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('med',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'med', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_comb(runs, norm, 'med', NULL)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_med IS 'med fusion of the runs (run, query_id, doc_id, score): the median of the doc''s scores (over the runs that retrieved it)';
 
 CREATE OR REPLACE MACRO duckrank.fuse_anz(runs, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('anz',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'anz', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_comb(runs, norm, 'anz', NULL)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_anz IS 'anz fusion of the runs (run, query_id, doc_id, score): the sum divided by the number of runs that retrieved the doc';
 
 CREATE OR REPLACE MACRO duckrank.fuse_gmnz(runs, gamma, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('gmnz',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, gamma := gamma)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'gmnz', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, gamma := gamma) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_comb(runs, norm, 'gmnz', gamma)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_gmnz IS 'gmnz fusion of the runs (run, query_id, doc_id, score): the sum times (the number of runs that retrieved the doc)^gamma';
 
 CREATE OR REPLACE MACRO duckrank.fuse_isr(runs, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('isr',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'isr', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_by_rank(runs, norm, 'isr', NULL, NULL, NULL, CAST(NULL AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_isr IS 'isr fusion of the runs (run, query_id, doc_id, score): the sum of 1 / rank^2 times the number of runs that retrieved the doc';
 
 CREATE OR REPLACE MACRO duckrank.fuse_log_isr(runs, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('log_isr',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'log_isr', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_by_rank(runs, norm, 'log_isr', NULL, NULL, NULL, CAST(NULL AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_log_isr IS 'log_isr fusion of the runs (run, query_id, doc_id, score): the sum of 1 / rank^2 times ln(the number of runs that retrieved the doc)';
 
 CREATE OR REPLACE MACRO duckrank.fuse_logn_isr(runs, norm := 'min-max', sigma := 0.01) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('logn_isr',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, sigma := sigma)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'logn_isr', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, sigma := sigma) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_by_rank(runs, norm, 'logn_isr', NULL, NULL, sigma, CAST(NULL AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_logn_isr IS 'logn_isr fusion of the runs (run, query_id, doc_id, score): the sum of 1 / rank^2 times ln(the number of runs that retrieved the doc + sigma)';
 
 CREATE OR REPLACE MACRO duckrank.fuse_rrf(runs, norm := 'min-max', k := 60) AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('rrf',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, k := k)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'rrf', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, k := k) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_by_rank(runs, norm, 'rrf', k, NULL, NULL, CAST(NULL AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_rrf IS 'rrf fusion of the runs (run, query_id, doc_id, score): the sum of 1 / (k + rank)';
 
 CREATE OR REPLACE MACRO duckrank.fuse_rbc(runs, phi, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('rbc',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, phi := phi)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'rbc', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, phi := phi) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_by_rank(runs, norm, 'rbc', NULL, phi, NULL, CAST(NULL AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_rbc IS 'rbc fusion of the runs (run, query_id, doc_id, score): the sum of (1 - phi) phi^(rank - 1): rank-biased centroids';
 
 CREATE OR REPLACE MACRO duckrank.fuse_bordafuse(runs, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('bordafuse',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'bordafuse', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_borda(runs, norm, CAST(NULL AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_bordafuse IS 'bordafuse fusion of the runs (run, query_id, doc_id, score): the sum of Borda points: C - rank + 1 from a run that retrieved the doc (C: the query''s candidates), (C - n + 1) / 2 from one that did not (n: its list''s length)';
 
 CREATE OR REPLACE MACRO duckrank.fuse_condorcet(runs, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('condorcet',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'condorcet', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_condorcet(runs, norm, CAST(NULL AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_condorcet IS 'condorcet fusion of the runs (run, query_id, doc_id, score): C minus the number of docs that more runs rank above the doc than below it (a run ranks the docs it did not retrieve below the rest)';
 
 CREATE OR REPLACE MACRO duckrank.fuse_wsum(runs, weights, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('wsum',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, weights := weights)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'wsum', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, weights := weights) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_weighted(runs, norm, 'wsum', CAST(weights AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_wsum IS 'wsum fusion of the runs (run, query_id, doc_id, score): the sum of weight x score';
 
 CREATE OR REPLACE MACRO duckrank.fuse_wmnz(runs, weights, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('wmnz',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, weights := weights)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'wmnz', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, weights := weights) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_weighted(runs, norm, 'wmnz', CAST(weights AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_wmnz IS 'wmnz fusion of the runs (run, query_id, doc_id, score): the sum of the scores times the sum of the weights of the runs that retrieved the doc';
 
 CREATE OR REPLACE MACRO duckrank.fuse_mixed(runs, weights, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('mixed',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, weights := weights)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'mixed', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, weights := weights) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_weighted(runs, norm, 'mixed', CAST(weights AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_mixed IS 'mixed fusion of the runs (run, query_id, doc_id, score): the sum of weight x score times the square root of the number of runs that retrieved the doc';
 
 CREATE OR REPLACE MACRO duckrank.fuse_w_bordafuse(runs, weights, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('w_bordafuse',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, weights := weights)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'w_bordafuse', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, weights := weights) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_borda(runs, norm, CAST(weights AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_w_bordafuse IS 'w_bordafuse fusion of the runs (run, query_id, doc_id, score): the sum of weight x Borda points';
 
 CREATE OR REPLACE MACRO duckrank.fuse_w_condorcet(runs, weights, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('w_condorcet',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, weights := weights)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'w_condorcet', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, weights := weights) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_condorcet(runs, norm, CAST(weights AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_w_condorcet IS 'w_condorcet fusion of the runs (run, query_id, doc_id, score): Condorcet with each run''s vote counted by its weight';
 
 CREATE OR REPLACE MACRO duckrank.fuse_posfuse(runs, qrels, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('posfuse',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'posfuse', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_by_position(runs, qrels, norm, 'posfuse', NULL)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_posfuse IS 'posfuse fusion of the runs (run, query_id, doc_id, score): the sum of each run''s probability that its doc at that rank is relevant (learnt on the qrels'' queries)';
 
 CREATE OR REPLACE MACRO duckrank.fuse_slidefuse(runs, qrels, w, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('slidefuse',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, w := w)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'slidefuse', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, w := w) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_by_position(runs, qrels, norm, 'slidefuse', w)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_slidefuse IS 'slidefuse fusion of the runs (run, query_id, doc_id, score): the sum of each run''s mean PosFuse probability over ranks rank - w to rank + w';
 
 CREATE OR REPLACE MACRO duckrank.fuse_probfuse(runs, qrels, n_segments, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('probfuse',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, n_segments := n_segments)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'probfuse', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, n_segments := n_segments) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_by_segment(runs, qrels, norm, 'probfuse', n_segments)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_probfuse IS 'probfuse fusion of the runs (run, query_id, doc_id, score): the sum of the probability that a doc of the run''s k-th of n_segments segments is relevant, / k';
 
 CREATE OR REPLACE MACRO duckrank.fuse_segfuse(runs, qrels, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('segfuse',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'segfuse', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_by_segment(runs, qrels, norm, 'segfuse', NULL)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_segfuse IS 'segfuse fusion of the runs (run, query_id, doc_id, score): the sum of the probability that a doc in the run''s segment of ranks 1-5, 6-15, 16-35, ... is relevant, times (score + 1)';
 
 CREATE OR REPLACE MACRO duckrank.fuse_bayesfuse(runs, qrels, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('bayesfuse',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'bayesfuse', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_by_segment(runs, qrels, norm, 'bayesfuse', NULL)
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_bayesfuse IS 'bayesfuse fusion of the runs (run, query_id, doc_id, score): the sum of the log odds that a doc in the run''s segment of ranks 1-5, 6-10, ..., 501-1000 is relevant; ln(0.001 / 0.999) from a run that did not retrieve it';
 
 CREATE OR REPLACE MACRO duckrank.fuse_mapfuse(runs, map_scores, norm := 'min-max') AS TABLE
-WITH guard AS (SELECT duckrank.raise_problems(duckrank.fusion_problems('mapfuse',
-        (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, map_scores := map_scores)) AS fired)
+WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT duckrank.fusion_problems(
+        'mapfuse', (SELECT count(DISTINCT run) FROM query_table(CAST(runs AS VARCHAR))), norm := norm, map_scores := map_scores) AS problems))
 SELECT query_id, doc_id, score FROM duckrank.fusion_by_rank(runs, norm, 'mapfuse', NULL, NULL, NULL, CAST(map_scores AS DOUBLE[]))
 WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.fuse_mapfuse IS 'mapfuse fusion of the runs (run, query_id, doc_id, score): the sum of the run''s MAP on the qrels / rank';

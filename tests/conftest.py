@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+# ranx (an oracle) compiles its numba kernels on first use: some 15 s of CPU in every test process,
+# where plain Python scores the tests' small data in milliseconds. Set before anything imports numba.
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
 import pytest
 from hypothesis import settings
