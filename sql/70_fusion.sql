@@ -126,6 +126,8 @@ COMMENT ON MACRO TABLE duckrank.fusion_rank_probabilities IS 'for each run and r
 
 -- The methods. Each returns (query_id, doc_id, score) for every doc some run retrieved; a doc a run did
 -- not retrieve adds nothing to that run's part (0 to a sum), unless the method says otherwise.
+-- A doc's parts are added in run order (list_sum over a list ordered by run), as ranx adds them: sum()
+-- adds in the order its threads meet the rows, so the last bit of a score could differ between calls.
 
 -- CombSUM, CombMNZ, CombANZ, CombGMNZ, CombMAX, CombMIN, CombMED (Fox & Shaw 1993): the sum of the
 -- doc's scores over the runs that retrieved it, times the number of those runs (MNZ), divided by it
@@ -134,10 +136,10 @@ COMMENT ON MACRO TABLE duckrank.fusion_rank_probabilities IS 'for each run and r
 CREATE OR REPLACE MACRO duckrank.fusion_comb(runs, norm, combination, gamma) AS TABLE
 SELECT query_id, doc_id,
        CASE combination
-           WHEN 'sum' THEN sum(score)
-           WHEN 'mnz' THEN sum(score) * count(*)
-           WHEN 'anz' THEN sum(score) / count(*)
-           WHEN 'gmnz' THEN sum(score) * power(count(*), gamma)
+           WHEN 'sum' THEN list_sum(list(score ORDER BY run))
+           WHEN 'mnz' THEN list_sum(list(score ORDER BY run)) * count(*)
+           WHEN 'anz' THEN list_sum(list(score ORDER BY run)) / count(*)
+           WHEN 'gmnz' THEN list_sum(list(score ORDER BY run)) * power(count(*), gamma)
            WHEN 'max' THEN max(score)
            WHEN 'min' THEN min(score)
            WHEN 'med' THEN percentile_cont(0.5) WITHIN GROUP (ORDER BY score)
@@ -151,9 +153,9 @@ COMMENT ON MACRO TABLE duckrank.fusion_comb IS 'CombSUM, CombMNZ, CombANZ, CombG
 CREATE OR REPLACE MACRO duckrank.fusion_weighted(runs, norm, combination, weights) AS TABLE
 SELECT query_id, doc_id,
        CASE combination
-           WHEN 'wsum' THEN sum(weights[run] * score)
-           WHEN 'wmnz' THEN sum(score) * sum(weights[run])
-           WHEN 'mixed' THEN sum(weights[run] * score) * sqrt(count(*))
+           WHEN 'wsum' THEN list_sum(list(weights[run] * score ORDER BY run))
+           WHEN 'wmnz' THEN list_sum(list(score ORDER BY run)) * list_sum(list(weights[run] ORDER BY run))
+           WHEN 'mixed' THEN list_sum(list(weights[run] * score ORDER BY run)) * sqrt(count(*))
        END AS score
 FROM duckrank.fusion_ranked(runs, norm)
 GROUP BY query_id, doc_id;
@@ -166,12 +168,12 @@ COMMENT ON MACRO TABLE duckrank.fusion_weighted IS 'weighted sum (wsum), WMNZ or
 CREATE OR REPLACE MACRO duckrank.fusion_by_rank(runs, norm, combination, k, phi, sigma, map_scores) AS TABLE
 SELECT query_id, doc_id,
        CASE combination
-           WHEN 'rrf' THEN sum(1 / (k + rank))
-           WHEN 'rbc' THEN sum((1 - phi) * power(phi, rank - 1))
-           WHEN 'isr' THEN sum(1 / (rank * rank)) * count(*)
-           WHEN 'log_isr' THEN sum(1 / (rank * rank)) * ln(count(*))
-           WHEN 'logn_isr' THEN sum(1 / (rank * rank)) * ln(count(*) + sigma)
-           WHEN 'mapfuse' THEN sum(map_scores[run] / rank)
+           WHEN 'rrf' THEN list_sum(list(1 / (k + rank) ORDER BY run))
+           WHEN 'rbc' THEN list_sum(list((1 - phi) * power(phi, rank - 1) ORDER BY run))
+           WHEN 'isr' THEN list_sum(list(1 / (rank * rank) ORDER BY run)) * count(*)
+           WHEN 'log_isr' THEN list_sum(list(1 / (rank * rank) ORDER BY run)) * ln(count(*))
+           WHEN 'logn_isr' THEN list_sum(list(1 / (rank * rank) ORDER BY run)) * ln(count(*) + sigma)
+           WHEN 'mapfuse' THEN list_sum(list(map_scores[run] / rank ORDER BY run))
        END AS score
 FROM duckrank.fusion_ranked(runs, norm)
 GROUP BY query_id, doc_id;
@@ -182,8 +184,8 @@ COMMENT ON MACRO TABLE duckrank.fusion_by_rank IS 'RRF (k), RBC (phi), ISR, log_
 -- sums weights[run] times the points.
 CREATE OR REPLACE MACRO duckrank.fusion_borda(runs, norm, weights) AS TABLE
 SELECT query_id, doc_id,
-       sum(coalesce(weights[run], 1.0)
-           * CASE WHEN rank IS NOT NULL THEN candidates - rank + 1 ELSE (candidates - listed + 1) / 2 END) AS score
+       list_sum(list(coalesce(weights[run], 1.0)
+           * CASE WHEN rank IS NOT NULL THEN candidates - rank + 1 ELSE (candidates - listed + 1) / 2 END ORDER BY run)) AS score
 FROM duckrank.fusion_dense(runs, norm)
 GROUP BY query_id, doc_id;
 COMMENT ON MACRO TABLE duckrank.fusion_borda IS 'BordaFuse (weights NULL) or weighted BordaFuse of the runs';
