@@ -50,6 +50,7 @@ _SUMMARY_SQL = {"mean": "list_sum(list(value ORDER BY query_id)) / count(value)"
 # the measure's name with this suffix.
 _STD_SQL = "list_stddev_pop(list(value ORDER BY query_id))"
 STD_SUFFIX = "_std"
+_NAN_SQL = "CAST('NaN' AS DOUBLE)"
 
 
 @dataclass
@@ -133,11 +134,15 @@ class Results:
         return values
 
 
-def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[str], std: bool = False) -> str:
+def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[str], std: bool = False,
+                scored: bool = False) -> str:
     """Each measure summarised over its per-query rows in `source` (a table, or a parenthesised
     query with columns run_index, [segments,] query_id, measure_index, value): one grouping, the
     summary rule picked per measure. Text measures (relstring) have no summary. With std, each mean
-    is followed by its standard deviation, named <measure>_std."""
+    is followed by its standard deviation, named <measure>_std. A run with no scored query (an
+    empty run, empty qrels) still gets each summary, as ir_measures' calc_aggregate gives it: a
+    mean over no query is NaN, a sum or count of none 0 (per segment there is no such row: no
+    segment). scored adds a last column: whether any query was scored for the row."""
     by_sql = "".join(f"{quote_identifier(name)}, " for name in by)
     summarised = [i for i, m in enumerate(measures) if m.summary != "none"]
     rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[measures[i].summary]}" for i in summarised)
@@ -145,17 +150,22 @@ def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[
     spread = [i for i in summarised if std and measures[i].summary == "mean"]
     spread_sql = f"CASE WHEN measure_index IN ({', '.join(map(str, spread))}) THEN {_STD_SQL} END" if spread else "NULL"
     run_names = ", ".join(f"({i}, {sql_text(name)})" for i, name in enumerate(runs))
-    measure_names = ", ".join(f"({i}, {sql_text(m.spelling)})" for i, m in enumerate(measures))
+    measure_rows = ", ".join(f"({i}, {sql_text(measures[i].spelling)}, "
+                             f"{'0.0' if measures[i].summary in ('sum', 'count') else _NAN_SQL})" for i in summarised)
     return (f"SELECT r.run, {by_sql}m.measure || x.suffix AS measure, "
-            f"       CASE WHEN x.spread THEN s.std ELSE s.value END AS value "
-            f"FROM (SELECT run_index, {by_sql}measure_index, {value} AS value, {spread_sql} AS std "
+            f"       CASE WHEN s.scored IS NULL THEN (CASE WHEN x.spread THEN {_NAN_SQL} ELSE m.unscored END) "
+            f"            WHEN x.spread THEN s.std ELSE s.value END AS value"
+            + (", s.scored IS NOT NULL AS scored " if scored else " ") +
+            f"FROM (VALUES {run_names}) r(run_index, run) "
+            f"CROSS JOIN (VALUES {measure_rows or '(NULL, NULL, NULL)'}) m(measure_index, measure, unscored) "
+            f"{'JOIN' if by else 'LEFT JOIN'} (SELECT run_index, {by_sql}measure_index, {value} AS value, "
+            f"      {spread_sql} AS std, true AS scored "
             f"      FROM {source} WHERE measure_index IN ({', '.join(map(str, summarised)) or 'NULL'}) "
-            f"      GROUP BY run_index, {by_sql}measure_index) s "
+            f"      GROUP BY run_index, {by_sql}measure_index) s USING (run_index, measure_index) "
             f"JOIN (VALUES (false, ''), (true, {sql_text(STD_SUFFIX)})) x(spread, suffix) "
-            f"  ON NOT x.spread OR s.measure_index IN ({', '.join(map(str, spread)) or 'NULL'}) "
-            f"JOIN (VALUES {run_names}) r(run_index, run) USING (run_index) "
-            f"JOIN (VALUES {measure_names}) m(measure_index, measure) USING (measure_index) "
-            f"ORDER BY s.run_index, {by_sql}s.measure_index, x.spread")
+            f"  ON NOT x.spread OR m.measure_index IN ({', '.join(map(str, spread)) or 'NULL'}) "
+            f"WHERE m.measure_index IS NOT NULL "
+            f"ORDER BY r.run_index, {by_sql}m.measure_index, x.spread")
 
 
 def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
@@ -700,6 +710,23 @@ def _split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tu
             Source(qrels_view, log.label, log.columns, given=log.given))
 
 
+def _empty_typed_as(con: duckdb.DuckDBPyConnection, source: Source, other: Source) -> Source:
+    """An empty input with the other input's id types where one is text and the other not (a
+    header-only CSV reads its ids as text): with no value its ids cannot disagree, and DuckDB
+    compares ids of one kind only."""
+    def is_text(column_type: str) -> bool:
+        return column_type.upper().startswith("VARCHAR")
+    differ = [column for column in ("query_id", "doc_id") if column in source.columns and column in other.columns
+              and "NULL" not in (source.columns[column].strip('"').upper(), other.columns[column].strip('"').upper())
+              and is_text(source.columns[column]) != is_text(other.columns[column])]
+    if not differ or con.sql(f"SELECT 1 FROM {quote_identifier(source.view)} LIMIT 1").fetchall():
+        return source
+    view = fresh_name("empty")
+    casts = ", ".join(f"CAST({quote_identifier(c)} AS {other.columns[c]}) AS {quote_identifier(c)}" for c in differ)
+    con.execute(f"CREATE TEMP VIEW {view} AS SELECT * REPLACE ({casts}) FROM {quote_identifier(source.view)}").fetchall()
+    return dataclasses.replace(source, view=view, columns={**source.columns, **{c: other.columns[c] for c in differ}})
+
+
 def check_id_types(qrels: Source, runs: list[Source]) -> None:
     """Ids are compared as given: a string id never silently matches a number."""
     def is_text(column_type: str) -> bool:
@@ -718,15 +745,18 @@ def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
     return con.sql(f"SELECT count(*) FROM {quote_identifier(view)}").fetchall()[0][0]
 
 
-def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source) -> InputError:
+def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source) -> InputError | None:
+    """Nothing was scored: an InputError that says why, or None when the qrels or every run is empty. An
+    empty input scores nothing as ir_measures scores it (no per-query rows; means NaN, sums 0), and
+    is no mistake to report; non-empty inputs without a query in common very likely are one (wrong
+    file, ids written differently), where trec_eval too stops ("No queries with both results and
+    relevance info")."""
     def sample(view: str) -> str:
         ids = con.sql(f"SELECT DISTINCT query_id FROM {quote_identifier(view)} ORDER BY 1 LIMIT 3").fetchall()
         return ", ".join(quoted(row[0]) for row in ids)
-    for run in runs:
-        if _count(con, run.view) == 0:
-            return InputError(f"{run.label} is empty: there is nothing to evaluate")
-    if _count(con, qrels.view) == 0:
-        return InputError(f"{qrels.label} is empty: there is nothing to evaluate against")
+    runs = [run for run in runs if _count(con, run.view)]
+    if not runs or _count(con, qrels.view) == 0:
+        return None
     common = con.sql(f"SELECT count(*) FROM (SELECT query_id FROM {quote_identifier(runs[0].view)} INTERSECT "
                      f"SELECT query_id FROM {quote_identifier(qrels.view)})").fetchall()[0][0]
     if common:  # every query in common was left out: empty := 'skip', and none has a relevant doc
@@ -922,6 +952,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             raise InputError(_subtopic_problem(diverse_measures, qrels_source, subtopic_col))
         run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
                        for run in run_list]
+        run_sources = [_empty_typed_as(con, run, qrels_source) for run in run_sources]
+        qrels_source = _empty_typed_as(con, qrels_source, run_sources[0])
         check_id_types(qrels_source, run_sources)
         run_sources = [_reshaped(con, run, exclusions, attributes, segments, keep_order) for run in run_sources]
         sources = [qrels_source, *run_sources]
@@ -962,10 +994,14 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         per_query = [f"SELECT r.run_index, p.* FROM ({part}) p JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)"
                      for part in parts]
         if summary_only and len(per_query) == 1:
-            rows = con.execute(summary_sql(f"({per_query[0]})", plan.runs, parsed, segments, std)).fetchall()
-            scored = {row[-2] for row in rows}
+            rows = con.execute(summary_sql(f"({per_query[0]})", plan.runs, parsed, segments, std, scored=True)
+                               ).fetchall()
+            scored = {row[-3] for row in rows if row[-1]}
+            rows = [row[:-1] for row in rows]
             if not any(m.spelling in scored for m in ranking) and any(m.metric.per_query for m in ranking):
-                raise _no_common_queries(con, run_sources, qrels_source)
+                error = _no_common_queries(con, run_sources, qrels_source)
+                if error:
+                    raise error
             missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
             return Results(con, plan.runs, parsed, None, segments, rows, missing, _tags(plan, run_sources), std)
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
@@ -981,7 +1017,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         raise _translate(error, sources, con) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
-        raise _no_common_queries(con, run_sources, qrels_source)
+        error = _no_common_queries(con, run_sources, qrels_source)
+        if error:
+            raise error
     missing = _missing_queries(con, plan, qrels_source) if count_missing and log is None else []
     return Results(con, plan.runs, parsed, table, segments, missing=missing, tags=_tags(plan, run_sources), std=std)
 
