@@ -341,7 +341,9 @@ def _parse_duck(spelling: str) -> Measure | None:
                 if word not in values:
                     raise MeasureError(f"measure {spelling!r}: {spelled.name}'s {key} is one of "
                                        f"{', '.join(repr(v) for v in values)}, got {word!r}")
-                given.update(values[word])
+                sets = dict(values[word])
+                metric = METRICS[sets.pop("metric", metric.name)]  # SetP(relative=True) is SetRelP
+                given.update(sets)
             elif key == "gains":
                 given["gain_map"] = _ir_measures_gains(value, spelling)
             else:
