@@ -292,6 +292,10 @@ class Spelling:
     # the metric it means when it sets rel= (ir_measures: NumRet(rel=N) counts the retrieved docs of
     # grade >= N, its NumRelRet at that level; RBP(rel=N) is cwl_eval's binary RBP)
     rel_variant: str = ""
+    # the spelling that means this one on duckrank eval's command line, where trec_eval's family of
+    # the same name wins (-m recall is recall.5 ... recall.1000 there, as for trec_eval): the README's
+    # collision table
+    command_line: str = ""
 
 
 def spell(name: str, parameter: str | None = None, family: tuple[str, ...] = (), **fixed: Any) -> Spelling:
@@ -425,7 +429,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     M("recall", "duckrank.recall_of(q, {k}, {cap})", "R@k = relevant docs in the top k / R (cap: / min(R, k))",
       ("k", "cap", *SAMPLED_OPTIONS), trec_eval=(spell("recall", "k", CUTOFFS), spell("relative_P", "k", CUTOFFS, cap=True), spell("set_recall"),
                  spell("set_relative_P", cap=True)),
-      ir_measures=(spell("R"), set_spell("SetR"), set_spell("SetRelP", cap=True)), ranx=(spell("recall"),),
+      ir_measures=(spell("R"), set_spell("SetR"), set_spell("SetRelP", cap=True)),
+      ranx=(Spelling("recall", command_line="set_recall"),),
       recommenders=(spell("recall_at_k", k=MS_K),),
       cut=True, oracle="pytrec_eval", source=_SET, sampled="duckrank.hit_at_rank(rank, {k})"),
     M("f_measure", "duckrank.f_measure_of(q, {k}, {beta}, {recall_weight})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
