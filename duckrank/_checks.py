@@ -5,13 +5,14 @@ inputs (memory, no query in common, ids that differ only in normalization)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
 import duckdb
 
 from duckrank._library import library_digest, memory_problem
-from duckrank._sql import quote_identifier
+from duckrank._sql import fresh_name, quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError, quoted
 from duckrank.inputs import SUBTOPIC, Source, read_items, read_table
 from duckrank.measures import Measure, sql_literal
@@ -208,6 +209,23 @@ def check_key_types(run: Source, other: Source, keys: tuple[str, ...]) -> None:
                              f"integers")
 
 
+def empty_typed_as(con: duckdb.DuckDBPyConnection, source: Source, other: Source) -> Source:
+    """An empty input with the other input's id types where one is text and the other not (a
+    header-only CSV reads its ids as text): with no value its ids cannot disagree, and DuckDB
+    compares ids of one kind only."""
+    def is_text(column_type: str) -> bool:
+        return column_type.upper().startswith("VARCHAR")
+    differ = [column for column in ("query_id", "doc_id") if column in source.columns and column in other.columns
+              and "NULL" not in (source.columns[column].strip('"').upper(), other.columns[column].strip('"').upper())
+              and is_text(source.columns[column]) != is_text(other.columns[column])]
+    if not differ or con.sql(f"SELECT 1 FROM {quote_identifier(source.view)} LIMIT 1").fetchall():
+        return source
+    view = fresh_name("empty")
+    casts = ", ".join(f"CAST({quote_identifier(c)} AS {other.columns[c]}) AS {quote_identifier(c)}" for c in differ)
+    con.execute(f"CREATE TEMP VIEW {view} AS SELECT * REPLACE ({casts}) FROM {quote_identifier(source.view)}").fetchall()
+    return dataclasses.replace(source, view=view, columns={**source.columns, **{c: other.columns[c] for c in differ}})
+
+
 def check_id_types(qrels: Source, runs: list[Source]) -> None:
     """Ids are compared as given: a string id never silently matches a number."""
     def is_text(column_type: str) -> bool:
@@ -226,15 +244,18 @@ def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
     return con.sql(f"SELECT count(*) FROM {quote_identifier(view)}").fetchall()[0][0]
 
 
-def _no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source) -> InputError:
+def no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source) -> InputError | None:
+    """Nothing was scored: an InputError that says why, or None when the qrels or every run is empty. An
+    empty input scores nothing as ir_measures scores it (no per-query rows; means NaN, sums 0), and
+    is no mistake to report; non-empty inputs without a query in common very likely are one (wrong
+    file, ids written differently), where trec_eval too stops ("No queries with both results and
+    relevance info")."""
     def sample(view: str) -> str:
         ids = con.sql(f"SELECT DISTINCT query_id FROM {quote_identifier(view)} ORDER BY 1 LIMIT 3").fetchall()
         return ", ".join(quoted(row[0]) for row in ids)
-    for run in runs:
-        if _count(con, run.view) == 0:
-            return InputError(f"{run.label} is empty: there is nothing to evaluate")
-    if _count(con, qrels.view) == 0:
-        return InputError(f"{qrels.label} is empty: there is nothing to evaluate against")
+    runs = [run for run in runs if _count(con, run.view)]
+    if not runs or _count(con, qrels.view) == 0:
+        return None
     common = con.sql(f"SELECT count(*) FROM (SELECT query_id FROM {quote_identifier(runs[0].view)} INTERSECT "
                      f"SELECT query_id FROM {quote_identifier(qrels.view)})").fetchall()[0][0]
     if common:  # every query in common was left out: empty := 'skip', and none has a relevant doc

@@ -34,6 +34,7 @@ _SUMMARY_SQL = {"mean": "list_sum(list(value ORDER BY query_id)) / count(value)"
 # the measure's name with this suffix.
 _STD_SQL = "list_stddev_pop(list(value ORDER BY query_id))"
 STD_SUFFIX = "_std"
+_NAN_SQL = "CAST('NaN' AS DOUBLE)"
 
 
 @dataclass
@@ -61,11 +62,15 @@ class Plan:
         return "query_id.query" if self.keyed else "query_id"
 
 
-def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[str], std: bool = False) -> str:
+def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[str], std: bool = False,
+                scored: bool = False) -> str:
     """Each measure summarised over its per-query rows in `source` (a table, or a parenthesised
     query with columns run_index, [segments,] query_id, measure_index, value): one grouping, the
     summary rule picked per measure. Text measures (relstring) have no summary. With std, each mean
-    is followed by its standard deviation, named <measure>_std."""
+    is followed by its standard deviation, named <measure>_std. A run with no scored query (an
+    empty run, empty qrels) still gets each summary, as ir_measures' calc_aggregate gives it: a
+    mean over no query is NaN, a sum or count of none 0 (per segment there is no such row: no
+    segment). scored adds a last column: whether any query was scored for the row."""
     by_sql = "".join(f"{quote_identifier(name)}, " for name in by)
     summarised = [i for i, m in enumerate(measures) if m.summary != "none"]
     rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[measures[i].summary]}" for i in summarised)
@@ -73,17 +78,22 @@ def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[
     spread = [i for i in summarised if std and measures[i].summary == "mean"]
     spread_sql = f"CASE WHEN measure_index IN ({', '.join(map(str, spread))}) THEN {_STD_SQL} END" if spread else "NULL"
     run_names = ", ".join(f"({i}, {sql_text(name)})" for i, name in enumerate(runs))
-    measure_names = ", ".join(f"({i}, {sql_text(m.spelling)})" for i, m in enumerate(measures))
+    measure_rows = ", ".join(f"({i}, {sql_text(measures[i].spelling)}, "
+                             f"{'0.0' if measures[i].summary in ('sum', 'count') else _NAN_SQL})" for i in summarised)
     return (f"SELECT r.run, {by_sql}m.measure || x.suffix AS measure, "
-            f"       CASE WHEN x.spread THEN s.std ELSE s.value END AS value "
-            f"FROM (SELECT run_index, {by_sql}measure_index, {value} AS value, {spread_sql} AS std "
+            f"       CASE WHEN s.scored IS NULL THEN (CASE WHEN x.spread THEN {_NAN_SQL} ELSE m.unscored END) "
+            f"            WHEN x.spread THEN s.std ELSE s.value END AS value"
+            + (", s.scored IS NOT NULL AS scored " if scored else " ") +
+            f"FROM (VALUES {run_names}) r(run_index, run) "
+            f"CROSS JOIN (VALUES {measure_rows or '(NULL, NULL, NULL)'}) m(measure_index, measure, unscored) "
+            f"{'JOIN' if by else 'LEFT JOIN'} (SELECT run_index, {by_sql}measure_index, {value} AS value, "
+            f"      {spread_sql} AS std, true AS scored "
             f"      FROM {source} WHERE measure_index IN ({', '.join(map(str, summarised)) or 'NULL'}) "
-            f"      GROUP BY run_index, {by_sql}measure_index) s "
+            f"      GROUP BY run_index, {by_sql}measure_index) s USING (run_index, measure_index) "
             f"JOIN (VALUES (false, ''), (true, {sql_text(STD_SUFFIX)})) x(spread, suffix) "
-            f"  ON NOT x.spread OR s.measure_index IN ({', '.join(map(str, spread)) or 'NULL'}) "
-            f"JOIN (VALUES {run_names}) r(run_index, run) USING (run_index) "
-            f"JOIN (VALUES {measure_names}) m(measure_index, measure) USING (measure_index) "
-            f"ORDER BY s.run_index, {by_sql}s.measure_index, x.spread")
+            f"  ON NOT x.spread OR m.measure_index IN ({', '.join(map(str, spread)) or 'NULL'}) "
+            f"WHERE m.measure_index IS NOT NULL "
+            f"ORDER BY r.run_index, {by_sql}m.measure_index, x.spread")
 
 
 def _path_of(source: Source) -> str:

@@ -14,8 +14,8 @@ from typing import Any
 import duckdb
 
 from duckrank._borrowed import BorrowedConnection
-from duckrank._checks import (_no_common_queries, check_id_types, option_problems, read_top_k_inputs, sampled_measures,
-                              subtopic_convention_problems, subtopic_problem, translate_error)
+from duckrank._checks import (check_id_types, empty_typed_as, no_common_queries, option_problems, read_top_k_inputs,
+                              sampled_measures, subtopic_convention_problems, subtopic_problem, translate_error)
 from duckrank._duckdb_sql import (batched_per_query, build_plan, corrections, cut_plan, lean_case, log_values_sql,
                                   missing_queries, per_query_sql, query_batches, read_training_pairs_once, reshaped,
                                   run_tags, split_log, subtopic_values_sql, summary_sql, top_k_values_sql, top_lists)
@@ -187,6 +187,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             raise InputError(subtopic_problem(diverse_measures, qrels_source, subtopic_col))
         run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
                        for run in run_list]
+        run_sources = [empty_typed_as(con, run, qrels_source) for run in run_sources]
+        qrels_source = empty_typed_as(con, qrels_source, run_sources[0])
         check_id_types(qrels_source, run_sources)
         run_sources = [reshaped(con, run, exclusions, attributes, segments, keep_order) for run in run_sources]
         sources = [qrels_source, *run_sources]
@@ -227,10 +229,14 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         per_query = [f"SELECT r.run_index, p.* FROM ({part}) p JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)"
                      for part in parts]
         if summary_only and len(per_query) == 1:
-            rows = con.execute(summary_sql(f"({per_query[0]})", plan.runs, parsed, segments, std)).fetchall()
-            scored = {row[-2] for row in rows}
+            rows = con.execute(summary_sql(f"({per_query[0]})", plan.runs, parsed, segments, std, scored=True)
+                               ).fetchall()
+            scored = {row[-3] for row in rows if row[-1]}
+            rows = [row[:-1] for row in rows]
             if not any(m.spelling in scored for m in ranking) and any(m.metric.per_query for m in ranking):
-                raise _no_common_queries(con, run_sources, qrels_source)
+                error = no_common_queries(con, run_sources, qrels_source)
+                if error:
+                    raise error
             missing = missing_queries(con, plan, qrels_source) if count_missing and log is None else []
             return Results(con, plan.runs, parsed, None, segments, rows, missing, run_tags(plan, run_sources), std)
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
@@ -246,7 +252,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         raise translate_error(error, sources, con) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
-        raise _no_common_queries(con, run_sources, qrels_source)
+        error = no_common_queries(con, run_sources, qrels_source)
+        if error:
+            raise error
     missing = missing_queries(con, plan, qrels_source) if count_missing and log is None else []
     return Results(con, plan.runs, parsed, table, segments, missing=missing, tags=run_tags(plan, run_sources), std=std)
 

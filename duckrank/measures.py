@@ -42,6 +42,10 @@ _RANX_LEVEL = re.compile(r"^(?P<base>.+)-l(?P<level>\d+)$", re.IGNORECASE)
 # ranx's -lN with a gain measure also drops the grades below N from the gains (its qrels filter)
 _RELEVANT_GAINS = {"linear": "linear_relevant", "exp": "exp_relevant"}
 _TREC_LOWER = {name.lower(): name for name in TREC_NAMES}
+# The other families' names that a trec_eval family name shadows on duckrank eval's command line
+# (ranx's recall: -m recall is trec_eval's recall.5 ... recall.1000), with the spelling that reaches
+# them there
+COMMAND_LINE_SPELLINGS = {s.name: s.command_line for m in METRICS.values() for s in m.spellings() if s.command_line}
 # Options every metric accepts in a measure string: the relevance level, ir_measures' `rel`,
 # `complete` (trec_eval -c for this measure alone: Microsoft Recommenders' ndcg_at_k scores a user
 # its predictions miss as 0, its precision_at_k leaves the user out) and ir_measures' `judged_only`
@@ -341,7 +345,9 @@ def _parse_duck(spelling: str) -> Measure | None:
                 if word not in values:
                     raise MeasureError(f"measure {spelling!r}: {spelled.name}'s {key} is one of "
                                        f"{', '.join(repr(v) for v in values)}, got {word!r}")
-                given.update(values[word])
+                sets = dict(values[word])
+                metric = METRICS[sets.pop("metric", metric.name)]  # SetP(relative=True) is SetRelP
+                given.update(sets)
             elif key == "gains":
                 given["gain_map"] = _ir_measures_gains(value, spelling)
             else:

@@ -285,21 +285,32 @@ class Spelling:
     cutoff: bool = True  # whether it takes @k where its metric has a cutoff (ir_measures' SetP does not)
     option_names: tuple[tuple[str, str], ...] = ()  # its own names of options: ir_measures' NERR10(p=) is phi
     # its own options that stand for duckrank's: (option, value, the options that value sets), e.g.
-    # ir_measures' nDCG(dcg='exp-log2') is nDCG(gain=exp); a value not listed is refused
+    # ir_measures' nDCG(dcg='exp-log2') is nDCG(gain=exp); a value not listed is refused. Among the
+    # options set, `metric` names another metric the value means (SetP(relative=True) is SetRelP)
     option_values: tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...] = ()
     ignores_cutoff: bool = False  # reads @k and ignores it, as ranx reads r-precision@5 and bpref@5
     # the metric it means when it sets rel= (ir_measures: NumRet(rel=N) counts the retrieved docs of
     # grade >= N, its NumRelRet at that level; RBP(rel=N) is cwl_eval's binary RBP)
     rel_variant: str = ""
+    # the spelling that means this one on duckrank eval's command line, where trec_eval's family of
+    # the same name wins (-m recall is recall.5 ... recall.1000 there, as for trec_eval): the README's
+    # collision table
+    command_line: str = ""
 
 
 def spell(name: str, parameter: str | None = None, family: tuple[str, ...] = (), **fixed: Any) -> Spelling:
     return Spelling(name, tuple(fixed.items()), parameter, family)
 
 
-def set_spell(name: str, **fixed: Any) -> Spelling:
-    """An ir_measures Set* name: the measure over the whole retrieved set, with no @k."""
-    return Spelling(name, tuple(fixed.items()), cutoff=False)
+def set_spell(name: str, option_values: tuple = (), **fixed: Any) -> Spelling:
+    """An ir_measures Set* name: the measure over the whole retrieved set. It takes no @k, but reads
+    one and ignores it, as every ir_measures provider computes it (its test_ranx.py's SetP(rel=2)@5
+    is SetP(rel=2); ir_measures' own calc_aggregate refuses the cutoff)."""
+    return Spelling(name, tuple(fixed.items()), cutoff=False, option_values=option_values, ignores_cutoff=True)
+
+
+# ir_measures' SetP(relative=True), as it prints SetRelP: trec_eval's set_relative_P (recall's cap)
+_SET_RELATIVE = (("relative", True, (("metric", "recall"), ("cap", True))), ("relative", False, ()))
 
 
 # trec_eval 10's default parameters of its measure families (m_P.c, m_success.c, m_iprec_at_recall.c,
@@ -383,7 +394,7 @@ class Metric:
         def other(s: Spelling) -> str:
             if s.parameter == "persistence":
                 return f"{s.name}.NN"
-            if s.ignores_cutoff:  # ranx's bpref@k, read and ignored: its bare name is trec_eval's
+            if s.ignores_cutoff and s.cutoff:  # ranx's bpref@k, read and ignored: its bare name is trec_eval's
                 return f"{s.name}@k"
             return f"{s.name}@k" if self.cutoff and s.cutoff else s.name
         return {"trec_eval": [trec(s) for s in self.trec_eval], "ir_measures": [other(s) for s in self.ir_measures],
@@ -412,17 +423,18 @@ _NRBP_NAMES = (("beta", "patience"),)
 
 METRICS: dict[str, Metric] = {m.name: m for m in [
     M("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
-      ("k", *SAMPLED_OPTIONS), trec_eval=(spell("P", "k", CUTOFFS), spell("set_P")), ir_measures=(spell("P"), set_spell("SetP")),
+      ("k", *SAMPLED_OPTIONS), trec_eval=(spell("P", "k", CUTOFFS), spell("set_P")), ir_measures=(spell("P"), set_spell("SetP", _SET_RELATIVE)),
       ranx=(spell("precision"),), recommenders=(spell("precision_at_k", k=MS_K),), cut=True, oracle="pytrec_eval", source=_SET,
       sampled="duckrank.precision_at_rank(rank, {k}, {sampled})"),
     M("recall", "duckrank.recall_of(q, {k}, {cap})", "R@k = relevant docs in the top k / R (cap: / min(R, k))",
       ("k", "cap", *SAMPLED_OPTIONS), trec_eval=(spell("recall", "k", CUTOFFS), spell("relative_P", "k", CUTOFFS, cap=True), spell("set_recall"),
                  spell("set_relative_P", cap=True)),
-      ir_measures=(spell("R"), set_spell("SetR"), set_spell("SetRelP", cap=True)), ranx=(spell("recall"),),
+      ir_measures=(spell("R"), set_spell("SetR"), set_spell("SetRelP", cap=True)),
+      ranx=(Spelling("recall", command_line="set_recall"),),
       recommenders=(spell("recall_at_k", k=MS_K),),
       cut=True, oracle="pytrec_eval", source=_SET, sampled="duckrank.hit_at_rank(rank, {k})"),
     M("f_measure", "duckrank.f_measure_of(q, {k}, {beta}, {recall_weight})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
-      ("k", "beta", "recall_weight"), trec_eval=(spell("set_F", "beta^2"),), ir_measures=(Spelling("SetF", cutoff=False, option_names=(("beta", "recall_weight"),)),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
+      ("k", "beta", "recall_weight"), trec_eval=(spell("set_F", "beta^2"),), ir_measures=(Spelling("SetF", cutoff=False, ignores_cutoff=True, option_names=(("beta", "recall_weight"),)),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
       cut=True, oracle="pytrec_eval", source=_SET),
     M("hit_rate", "duckrank.hit_rate_of(q, {k})", "hit@k = 1 if a relevant doc is in the top k, else 0",
       ("k", *SAMPLED_OPTIONS), trec_eval=(spell("success", "k", ("1", "5", "10")),), ir_measures=(spell("Success"),),

@@ -7,7 +7,8 @@
 -- its grade there is >= rel_level (ndeval binarises every judgment; a negative grade is relevant only
 -- when rel_level is below it, as pyndeval reads it). A query's subtopics are those with a relevant
 -- doc (ndeval ignores the others); S is their number. Every measure is 0 for a query with S = 0
--- (nNRBP: NaN, ndeval's 0 / 0).
+-- (nNRBP: NaN, ndeval's 0 / 0, unless nothing was retrieved: a qrels query the run misses, which
+-- ndeval does not score and ir_measures scores 0).
 --
 -- The gain of the doc at rank i: g(i) = sum over the subtopics j it is relevant to of (1 - alpha)^c,
 -- c = the docs relevant to j ranked above it (ndeval's novelty-discounted gain). The ideal ranking is
@@ -181,10 +182,11 @@ CREATE OR REPLACE MACRO duckrank.nrbp_of(q, patience) AS
 COMMENT ON MACRO duckrank.nrbp_of IS 'NRBP = (1 - (1-alpha) beta) / S sum_i g(i) beta^(i-1) (ndeval)';
 
 CREATE OR REPLACE MACRO duckrank.nnrbp_of(q, patience) AS
-    CASE WHEN q.subtopic_count = 0 THEN CAST('NaN' AS DOUBLE)
+    CASE WHEN q.subtopic_count = 0 AND q.num_ret = 0 THEN 0.0
+         WHEN q.subtopic_count = 0 THEN CAST('NaN' AS DOUBLE)
          ELSE duckrank.nrbp_value(q.gains, q.subtopic_count, q.alpha, patience)
               / duckrank.nrbp_value(q.ideal_gains, q.subtopic_count, q.alpha, patience) END;
-COMMENT ON MACRO duckrank.nnrbp_of IS 'nNRBP = NRBP / that of ndeval''s greedy ideal ranking (NaN when S = 0, as ndeval)';
+COMMENT ON MACRO duckrank.nnrbp_of IS 'nNRBP = NRBP / that of ndeval''s greedy ideal ranking (NaN when S = 0, as ndeval, but 0 with nothing retrieved)';
 
 -- MAP-IA: the mean over the subtopics of AP with the subtopic's relevant docs (precision counts only
 -- that subtopic's docs), over every retrieved doc.

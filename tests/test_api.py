@@ -296,10 +296,14 @@ def test_conflicting_judgments():
     _raises(duckrank.InputError, "twice with different grades", qrels=qrels, run=run)
 
 
-def test_empty_run():
+def test_an_empty_run_scores_nothing_or_every_qrels_query_0_with_complete():
     run = pa.table({"query_id": pa.array([], pa.string()), "doc_id": pa.array([], pa.string()),
                     "score": pa.array([], pa.float64())})
-    _raises(duckrank.InputError, "is empty", qrels=QRELS, run=run)
+    alone = duckrank.evaluate(QRELS, run, ["map", "num_q", "num_ret"])
+    assert math.isnan(alone["map"]) and alone["num_q"] == 0.0 and alone["num_ret"] == 0.0
+    assert duckrank.evaluate(QRELS, run, ["map"], per_query=True).fetchall() == []
+    queries = duckdb.sql(f"SELECT count(DISTINCT query_id) FROM '{QRELS}'").fetchall()[0][0]
+    assert duckrank.evaluate(QRELS, run, ["map", "num_q"], complete=True) == {"map": 0.0, "num_q": float(queries)}
 
 
 def test_no_common_queries():

@@ -669,17 +669,27 @@ def test_nan_scores(data, tmp_path):
     assert_error(run("eval", data["qrels.csv"], nan, "-m", "map"), 1, "nan.csv")
 
 
-def test_empty_input(data, tmp_path):
+def test_an_empty_table_scores_nothing_as_ir_measures_does(data, tmp_path):
+    """A run or qrels with columns but no row (a Parquet file, a header-only CSV) is read: nothing is
+    scored (per-query rows none, a mean NaN, a count 0), and with -c every qrels query scores 0."""
     blank = tmp_path / "blank.parquet"
     duckdb.sql(f"COPY (SELECT 'q' AS query_id, 'd' AS doc_id, 1.0 AS score LIMIT 0) TO '{blank}' (FORMAT parquet)")
-    assert_error(run("eval", data["qrels.csv"], blank, "-m", "map"), 1, "blank.parquet", "is empty")
+    header = write_csv(tmp_path / "header.csv", ["query_id", "doc_id", "relevance"], [])
+    for qrels, run_path, flags, expected in (
+            (data["qrels.csv"], blank, [], "all\tmap\tnan\nall\tnum_q\t0.0\n"),
+            (header, data["run.csv"], [], "all\tmap\tnan\nall\tnum_q\t0.0\n"),
+            (data["qrels.csv"], blank, ["-c"], "all\tmap\t0.0\nall\tnum_q\t3.0\n")):
+        result = run("eval", qrels, run_path, "-m", "map", "-m", "num_q", "-f", "tsv", *flags)
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout == "query_id\tmetric\tvalue\n" + expected, result.stdout
+    assert "3 of 3 qrels queries are not in run" in run("eval", data["qrels.csv"], blank, "-m", "map").stderr
 
 
-@pytest.mark.parametrize("name, text", [("header.csv", "query_id,doc_id,score\n"), ("zero.csv", ""),
-                                        ("zero.txt", "")])
-def test_empty_text_input(data, tmp_path, name, text):
-    (tmp_path / name).write_text(text)
-    assert_error(run("eval", data["qrels.csv"], tmp_path / name, "-m", "map"), 1, name, "is empty")
+@pytest.mark.parametrize("name", ["zero.csv", "zero.txt"])
+def test_an_empty_file_is_refused_as_trec_eval_refuses_it(data, tmp_path, name):
+    (tmp_path / name).write_text("")
+    assert_error(run("eval", data["qrels.csv"], tmp_path / name, "-m", "map"), 1, name, "is empty (0 bytes)",
+                 "query_id,doc_id,score")
 
 
 def test_no_common_queries(data, tmp_path):

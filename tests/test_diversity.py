@@ -73,6 +73,8 @@ def generate(seed: int) -> tuple[list[Qrel], list[ScoredDoc]]:
         for doc in rng.sample(docs, 12):  # some relevant docs go unretrieved
             run.append(ScoredDoc(query, doc, float(rng.randint(0, 4))))  # ties
     run += [ScoredDoc("q9", "d00", 1.0), ScoredDoc("q9", "d01", 0.5)]  # only in the run
+    # only in the qrels, with no relevant subtopic: ir_measures scores it 0, nNRBP too (q3's is 0 / 0)
+    qrels += [Qrel("q7", "d00", 0, "1"), Qrel("q7", "d01", -1, "2")]
     return qrels, run
 
 
@@ -124,8 +126,8 @@ def results() -> tuple[dict[str, dict[str, float]], dict[str, float]]:
 
 def test_the_data_is_as_hostile_as_it_says():
     queries = {q.query_id for q in QRELS}
-    assert {"q3", "q6"} <= queries and "q9" not in queries and "q6" not in {r.query_id for r in RUN}
-    assert all(q.relevance <= 0 for q in QRELS if q.query_id == "q3")
+    assert {"q3", "q6", "q7"} <= queries and "q9" not in queries and not {"q6", "q7"} & {r.query_id for r in RUN}
+    assert all(q.relevance <= 0 for q in QRELS if q.query_id in ("q3", "q7"))
     assert {q.relevance for q in QRELS} == {-1, 0, 1, 2, 3}
     scores = [(r.query_id, r.score) for r in RUN]
     assert len(set(scores)) < len(scores)  # ties
@@ -136,8 +138,9 @@ def test_python_equals_ir_measures_per_query_and_in_the_mean(results, expected):
     for measure in MEASURES:
         assert_per_query(got[measure], expected[measure], measure)
         assert same(means[measure], oracle_mean(measure)), measure
-    # nNRBP is 0 / 0 for the query with no relevant subtopic, as in ndeval, so its mean is NaN
-    assert math.isnan(got["nNRBP"]["q3"]) and math.isnan(means["nNRBP"])
+    # nNRBP is 0 / 0 for the query with no relevant subtopic, as in ndeval, so its mean is NaN; 0 for
+    # such a query the run misses, as ir_measures scores it
+    assert math.isnan(got["nNRBP"]["q3"]) and math.isnan(means["nNRBP"]) and got["nNRBP"]["q7"] == 0.0
 
 
 def test_options_change_the_values(results):
@@ -150,7 +153,7 @@ def test_options_change_the_values(results):
     assert duckrank.evaluate(QRELS, RUN, ["alpha_nDCG@10"], complete=True)["alpha_nDCG@10"] != pytest.approx(
         means["alpha_nDCG@10"], abs=1e-9)
     assert duckrank.evaluate(QRELS, RUN, ["alpha_nDCG@10"], ties=TIES)["alpha_nDCG@10"] == pytest.approx(
-        means["alpha_nDCG@10"] * 7 / 6, abs=1e-12)
+        means["alpha_nDCG@10"] * 8 / 6, abs=1e-12)  # q6 and q7 score 0 with complete
 
 
 def test_a_qrels_table_with_a_subtopic_column_of_any_type_and_name(results):
@@ -162,13 +165,13 @@ def test_a_qrels_table_with_a_subtopic_column_of_any_type_and_name(results):
 
 
 def test_judged_only_and_queries_the_run_misses(expected):
-    """judged_only drops the docs the query has no judgment of; without complete, the qrels query the
-    run misses (q6) is not scored, and the run's query the qrels lack (q9) never is."""
+    """judged_only drops the docs the query has no judgment of; without complete, the qrels queries the
+    run misses (q6, q7) are not scored, and the run's query the qrels lack (q9) never is."""
     measures = ["alpha_nDCG(judged_only=true)@10", "NRBP(judged_only=true)", "ERR_IA@10"]
     got = per_query(duckrank.evaluate(QRELS, RUN, measures, per_query=True, ties=TIES).project(
         "query_id, measure, value"))
     def scored(values: dict[str, float]) -> dict[str, float]:
-        return {query: value for query, value in values.items() if query != "q6"}
+        return {query: value for query, value in values.items() if query not in ("q6", "q7")}
 
     assert_per_query(got["alpha_nDCG(judged_only=true)@10"], scored(oracle("alpha_nDCG@10", judged_only=True)),
                      "judged_only")

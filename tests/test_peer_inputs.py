@@ -8,6 +8,7 @@ dicts, ranx on its objects, ir_measures on its records)."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pandas as pd
@@ -123,23 +124,42 @@ def test_bad_peer_inputs_are_named():
         from ir_measures import Qrel
 
         duckrank.evaluate(qrels, [Qrel("q00", "d", 1)], ["map"])
-    with pytest.raises(InputError, match=r"run \(dict\) is empty"):
-        duckrank.evaluate(qrels, {}, ["map"])
 
 
-def test_an_empty_run_scores_every_qrels_query_0_with_complete_as_ir_measures_does():
+def test_empty_inputs_score_as_ir_measures_scores_them():
+    """An empty run scores every qrels query 0 with complete (ir_measures' providers score every
+    qrels query); empty qrels, or an empty run without complete, score nothing: no per-query rows,
+    a mean NaN, a count 0 (calc_aggregate's nan and 0). In every form an empty input comes in."""
     ir_measures = pytest.importorskip("ir_measures")
-    from ir_measures import Qrel
+    from ir_measures import Qrel, ScoredDoc
 
     qrels = {"a": {"x": 1, "y": 0}, "b": {"z": 2}}
-    records = [Qrel(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
-    expected = ir_measures.calc_aggregate([ir_measures.AP, ir_measures.nDCG @ 10], records, [])
-    # an empty DataFrame's object columns have no type in DuckDB: no id type to disagree with
-    empty = pd.DataFrame({"query_id": pd.Series([], dtype=str), "doc_id": pd.Series([], dtype=str),
-                          "score": pd.Series([], dtype=float)})
-    for run in (empty, {}, []):
-        got = duckrank.evaluate(qrels, run if not isinstance(run, list) else iter(run), ["AP", "nDCG@10", "num_q"],
-                                complete=True)
-        assert got == {"AP": expected[ir_measures.AP], "nDCG@10": expected[ir_measures.nDCG @ 10], "num_q": 2.0}
-    with pytest.raises(InputError, match=r"run \(DataFrame\) is empty: there is nothing to evaluate"):
-        duckrank.evaluate(qrels, empty, ["AP"])
+    run = {"a": {"x": 0.5, "z": 0.2}, "c": {"x": 0.1}}
+    measures = [ir_measures.AP, ir_measures.nDCG @ 10, ir_measures.P @ 5, ir_measures.NumQ, ir_measures.NumRet]
+    spellings = [str(measure) for measure in measures]
+
+    def forms(scores: dict, kind: str) -> list:
+        record, column = (ScoredDoc, "score") if kind == "run" else (Qrel, "relevance")
+        rows = [(q, d, v) for q, docs in scores.items() for d, v in docs.items()]
+        frame = pd.DataFrame(rows, columns=["query_id", "doc_id", column])
+        if not rows:  # an empty DataFrame's object columns: no type in DuckDB
+            frame = frame.astype({"query_id": str, "doc_id": str})
+        return [scores, frame, iter([record(*row) for row in rows])]
+
+    def same(got: float, expected: float) -> bool:
+        return got == pytest.approx(expected) or (math.isnan(got) and math.isnan(expected))
+
+    for qrels_given, run_given in ((qrels, {}), ({}, run), ({}, {})):
+        peer_qrels = [Qrel(q, d, g) for q, docs in qrels_given.items() for d, g in docs.items()]
+        peer_run = [ScoredDoc(q, d, v) for q, docs in run_given.items() for d, v in docs.items()]
+        means = {str(m): v for m, v in ir_measures.calc_aggregate(measures, peer_qrels, peer_run).items()}
+        rows = sorted((r.query_id, str(r.measure), r.value) for r in ir_measures.iter_calc(measures, peer_qrels, peer_run))
+        for qrels_form, run_form in zip(forms(qrels_given, "qrels"), forms(run_given, "run")):
+            got = duckrank.evaluate(qrels_form, run_form, spellings, complete=True)
+            assert all(same(got[s], means[s]) for s in spellings), (qrels_given, run_given, got, means)
+        got_rows = duckrank.evaluate(qrels_given, run_given, spellings, complete=True, per_query=True).fetchall()
+        assert sorted(got_rows) == rows
+    # without complete an empty run scores nothing, as empty qrels do
+    nothing = duckrank.evaluate(qrels, {}, spellings)
+    assert all(same(nothing[s], means[s]) for s in spellings), nothing
+    assert duckrank.evaluate(qrels, {}, spellings, per_query=True).fetchall() == []

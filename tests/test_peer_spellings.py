@@ -21,13 +21,13 @@ from duckrank.errors import MeasureError, OptionError
 ir_measures = pytest.importorskip("ir_measures")
 from ir_measures import Qrel, ScoredDoc  # noqa: E402
 
-SPELLINGS = ["SetP", "SetR", "SetF", "SetAP", "SetRelP", "SetP(rel=2)", "SetR(rel=2)", "NumRet(rel=1)",
-             "NumRet(rel=2)", "NumRet(rel=3)", "NumRet", "NumRelRet(rel=2)"]
+SPELLINGS = ["SetP", "SetR", "SetF", "SetAP", "SetRelP", "SetP(rel=2)", "SetR(rel=2)", "SetP(relative=True)",
+             "SetP(relative=True,rel=2)", "NumRet(rel=1)", "NumRet(rel=2)", "NumRet(rel=3)", "NumRet",
+             "NumRelRet(rel=2)"]
 
 
-@pytest.fixture(params=[1, 2, 3])
-def data(request):
-    rng = random.Random(request.param)
+def generate(seed: int) -> tuple[list, list]:
+    rng = random.Random(seed)
     qrels, run = [], []
     for q in range(15):
         docs = rng.sample(range(300), 50)
@@ -36,6 +36,11 @@ def data(request):
         if q != 14:  # retrieved, never judged
             qrels += [Qrel(f"q{q}", f"d{d}", rng.choice([-1, 0, 0, 1, 2, 3])) for d in docs[15:50]]
     return qrels, run
+
+
+@pytest.fixture(params=[1, 2, 3])
+def data(request):
+    return generate(request.param)
 
 
 def test_set_measures_and_num_ret_with_rel_equal_ir_measures(data):
@@ -62,9 +67,21 @@ def test_trec_eval_names_take_rel_like_every_measure(data):
     assert got["set_P(rel=2)"] != duckrank.evaluate(qrels, run, ["set_P"])["set_P"]
 
 
-def test_set_names_take_no_cutoff():
-    with pytest.raises(MeasureError, match="SetP takes no @cutoff"):
-        duckrank.evaluate([Qrel("q", "d", 1)], [ScoredDoc("q", "d", 1.0)], ["SetP@5"])
+# ir_measures' calc_aggregate refuses a cutoff on a set measure, but its providers read one and ignore
+# it (its test_ranx.py asks the ranx provider for SetP(rel=2)@5, replayed in tests/test_conformance.py;
+# the ranx provider's SetP and SetR are ranx's precision and recall without a cutoff): the number they give
+CUT_SETS = ["SetP(rel=2)@5", "SetR(rel=2)@5", "SetP@5", "SetRelP@5", "SetF@5", "SetAP@5"]
+
+
+def test_set_names_read_a_cutoff_and_ignore_it_as_ir_measures_providers_do(data):
+    qrels, run = data  # (a set measure reads no order: the ties do not matter)
+    got = {(q, m): v for q, m, v in duckrank.evaluate(qrels, run, CUT_SETS, complete=True, per_query=True).fetchall()}
+    parsed = [ir_measures.parse_measure(s) for s in CUT_SETS]
+    want = {(row.query_id, CUT_SETS[parsed.index(row.measure)]): row.value
+            for row in ir_measures.pytrec_eval.iter_calc(parsed, qrels, run)}
+    assert got == pytest.approx(want, abs=1e-12) and len(want) == 14 * len(CUT_SETS)  # every qrels query
+    with pytest.raises(MeasureError, match="SetP's relative is one of True, False, got 2"):
+        duckrank.parse_measure("SetP(relative=2)")
 
 
 def test_doc_ascending_ties_equal_ir_measures_msmarco_and_judged_providers():

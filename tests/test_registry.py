@@ -11,7 +11,7 @@ import pytest
 
 from duckrank import _generate
 from duckrank._library import FRONT_DOORS, FUSION_DOORS, GENERATED, connect, library_files, sql_dir
-from duckrank.measures import COMMON_OPTIONS, parse_measure
+from duckrank.measures import COMMON_OPTIONS, parse_measure, trec_eval_measures
 from duckrank.registry import CONVENTIONS, LOG_MACROS, METRICS, OPTIONS, SAMPLED_OPTIONS, SUBTOPIC_OPTIONS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -92,6 +92,18 @@ def test_every_spelling_parses_to_its_metric(name):
         assert parse_measure(text).metric is metric, text
         if spelling.name.lower() not in SHARED_NAMES:  # bpref@5 is ranx's, BPREF@5 ir_measures' Bpref
             assert parse_measure(text.upper()).metric is metric, text.upper()
+
+
+def test_every_command_line_collision_is_in_the_readme_table_and_reaches_its_measure():
+    """A name a trec_eval family name shadows on the command line (ranx's recall) has a row in the
+    README's collision table naming the spelling that reaches it there, which parses to its measure."""
+    shadowed = {s.name: (m, s.command_line) for m in METRICS.values() for s in m.spellings() if s.command_line}
+    assert shadowed == {"recall": (METRICS["recall"], "set_recall")}
+    for name, (metric, spelling) in shadowed.items():
+        row = re.search(rf"^\| `{re.escape(name)}` \|.*$", README, re.M)
+        assert row and f"`{spelling}`" in row[0], name
+        assert parse_measure(spelling).metric is metric and parse_measure(spelling).params == parse_measure(name).params
+        assert trec_eval_measures([name]) != [name]  # the family on the command line
 
 
 @pytest.mark.parametrize("name", list(METRICS))

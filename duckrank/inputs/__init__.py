@@ -100,7 +100,11 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
             raise InputError(f"{kind} file {shown} not found (looked from {os.getcwd()}){read_as}; check the "
                              f"path, or give '-' to read standard input")
         if os.path.isfile(text) and os.path.getsize(text) == 0:
-            raise InputError(f"{kind} file {shown} is empty: there is nothing to evaluate")
+            # what a failed job leaves, and trec_eval refuses it too; an empty table is read (scored
+            # as ir_measures scores an empty input), and a header line says that it is meant
+            raise InputError(f"{kind} file {shown} is empty (0 bytes), with not even a header line; if the {kind} "
+                             f"holds nothing, write its header ({','.join(STANDARD_COLUMNS.get(kind, ('query_id',)))}"
+                             f") as CSV, or pass an empty table")
         chosen = fmt or detect_format(text, kind, shown=shown)
         try:
             read = _read_file(con, text if is_glob(text, literal) else exact_path(text), chosen, kind, shown, subtopics)
@@ -192,12 +196,13 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
             expression = label_expression(relation, label, available, labels, label_map or {})
         elif std in ("score", "relevance", "label"):
             if not column_type.upper().startswith(NUMERIC):
-                if not relation.limit(1).fetchall():  # a header-only text file reads as VARCHAR columns
-                    raise InputError(f"{label} is empty: there is nothing to evaluate")
-                hint = " or map event types to grades with label_map=" if std == "label" else ""
-                raise InputError(f"{label}: column {quoted(given)} holds {column_type}, but {std} must be numeric; "
-                                 f"cast it{hint}")
-            if std == "score" and not column_type.upper().startswith(HELD_BY_DOUBLE):
+                # a header-only text file reads as VARCHAR columns, an empty DataFrame's as NULL: no
+                # value to be wrong, an empty input (scored as ir_measures scores one)
+                if relation.limit(1).fetchall():
+                    hint = " or map event types to grades with label_map=" if std == "label" else ""
+                    raise InputError(f"{label}: column {quoted(given)} holds {column_type}, but {std} must be "
+                                     f"numeric; cast it{hint}")
+            elif std == "score" and not column_type.upper().startswith(HELD_BY_DOUBLE):
                 check_scores_held(con, relation, kind, label, quote_identifier(mapping["query_id"]), expression, given)
             expression = f"CAST({expression} AS DOUBLE)"
             if std == "score" and given == "rank" and not columns.get("score"):  # rank 1 is the best
