@@ -120,17 +120,20 @@ def spelling(metric: Metric, options: dict[str, Any]) -> str:
 
 def duckrank_values(metric: Metric, spellings: list[str], qrels, run, rel_level: int,
                     unjudged: str) -> dict[str, dict[str, float]]:
-    """{spelling: {query_id: value}}; {spelling: {"all": summary}} for the summary-only measures."""
+    """{spelling: {query_id: value}}; {spelling: {"all": summary}} for the summary-only measures,
+    none where no query defines it (NaN, as a mean over no query: the oracles return nothing)."""
+    def defined(value: float | None) -> bool:
+        return value is not None and not math.isnan(value)
     if metric.reads == "log":
         log = pd.DataFrame(log_of(qrels, run), columns=["query_id", "doc_id", "score", "label"])
         values = duckrank.evaluate(log=log, label="label", measures=spellings, rel_level=rel_level)
-        return {s: {"all": values[s]} if values.get(s) is not None else {} for s in spellings}
+        return {s: {"all": values[s]} if defined(values.get(s)) else {} for s in spellings}
     qrels_frame = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
     run_frame = pd.DataFrame(run, columns=["query_id", "doc_id", "score"])
     conventions = {"rel_level": rel_level, "unjudged": unjudged}
     if not metric.per_query:
         values = duckrank.evaluate(qrels_frame, run_frame, spellings, **conventions)
-        return {s: {"all": values[s]} if values.get(s) is not None else {} for s in spellings}
+        return {s: {"all": values[s]} if defined(values.get(s)) else {} for s in spellings}
     out: dict[str, dict[str, float]] = {s: {} for s in spellings}
     relation = duckrank.evaluate(qrels_frame, run_frame, spellings, per_query=True, **conventions)
     if metric.value == "text":  # relstring: the text column
