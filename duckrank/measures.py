@@ -221,7 +221,8 @@ def _build(spelling: str, metric: Metric, fixed: tuple[tuple[str, Any], ...], gi
     return Measure(spelling, metric, tuple(options.items()), rel_level, printed_name or spelling, complete, unjudged)
 
 
-_DUCK_PATTERN = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*)(?:\((?P<options>[^)]*)\))?(?:@(?P<cutoff>[^@]+))?$")
+# a name starts with a letter, or alpha (ir_measures' α_nDCG, upper-cased Α_NDCG)
+_DUCK_PATTERN = re.compile(r"^(?P<name>[A-Za-zαΑ][A-Za-z0-9_\-]*)(?:\((?P<options>[^)]*)\))?(?:@(?P<cutoff>[^@]+))?$")
 _TREC_PRINTED = re.compile(r"^(?P<name>[A-Za-z0-9_]+?)_(?P<param>\d+(?:\.\d+)?)$")
 
 

@@ -539,11 +539,11 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       ir_measures=(Spelling("Compat", option_names=(("p", "persistence"),)),), oracle="ir_measures", source=_RANK),
     # the diversity family of ir_measures' pyndeval provider (ndeval), over subtopic qrels
     M("alpha_ndcg", "duckrank.alpha_ndcg_of(q, {k})", "alpha-nDCG@k = alpha-DCG@k / that of ndeval's greedy "
-      "ideal ranking", ("k", "alpha"), reads="subtopics", ir_measures=(spell("alpha_nDCG"),), cut=True,
+      "ideal ranking", ("k", "alpha"), reads="subtopics", ir_measures=(spell("alpha_nDCG"), spell("α_nDCG")), cut=True,
       oracle="pyndeval", source=_DIVERSITY),
     M("alpha_dcg", "duckrank.alpha_dcg_of(q, {k})", "alpha-DCG@k = sum over i <= k of g(i) / log2(i + 1), "
       "/ the same sum for k docs relevant to every subtopic (ndeval's collection-independent normalisation)",
-      ("k", "alpha"), reads="subtopics", ir_measures=(spell("alpha_DCG"),), cut=True, oracle="pyndeval",
+      ("k", "alpha"), reads="subtopics", ir_measures=(spell("alpha_DCG"), spell("α_DCG")), cut=True, oracle="pyndeval",
       source=_DIVERSITY),
     M("err_ia", "duckrank.err_ia_of(q, {k})", "ERR-IA@k = sum over i <= k of g(i) / i, / the same sum for k docs "
       "relevant to every subtopic (alpha 0.5)", ("k",), reads="subtopics", ir_measures=(spell("ERR_IA"),), cut=True,

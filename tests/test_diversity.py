@@ -49,6 +49,7 @@ MEASURES = [
     "ERR_IA@1", "ERR_IA@10", "nERR_IA@5", "nERR_IA(rel=2)@20",
     "NRBP", "NRBP(beta=0.9)", "NRBP(alpha=0.3)", "nNRBP", "nNRBP(alpha=1.0,beta=0.3)",
     "AP_IA", "MAP_IA(rel=2)", "P_IA@1", "P_IA@7", "StRecall@3", "StRecall(rel=2)@20",
+    "α_nDCG@5", "α_DCG(alpha=0.3)@10",  # ir_measures' own spellings of alpha_nDCG and alpha_DCG
 ]
 CHANGED = [("alpha_nDCG@10", "alpha_nDCG(alpha=0.3)@10"), ("alpha_nDCG@10", "alpha_nDCG(rel=2)@10"),
            ("alpha_DCG@5", "alpha_DCG(alpha=0.3)@5"), ("NRBP", "NRBP(beta=0.9)"), ("NRBP", "NRBP(alpha=0.3)"),
