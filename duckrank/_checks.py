@@ -213,11 +213,7 @@ def empty_typed_as(con: duckdb.DuckDBPyConnection, source: Source, other: Source
     """An empty input with the other input's id types where one is text and the other not (a
     header-only CSV reads its ids as text): with no value its ids cannot disagree, and DuckDB
     compares ids of one kind only."""
-    def is_text(column_type: str) -> bool:
-        return column_type.upper().startswith("VARCHAR")
-    differ = [column for column in ("query_id", "doc_id") if column in source.columns and column in other.columns
-              and "NULL" not in (source.columns[column].strip('"').upper(), other.columns[column].strip('"').upper())
-              and is_text(source.columns[column]) != is_text(other.columns[column])]
+    differ = ids_of_another_kind(source, other)
     if not differ or con.sql(f"SELECT 1 FROM {quote_identifier(source.view)} LIMIT 1").fetchall():
         return source
     view = fresh_name("empty")
@@ -226,18 +222,24 @@ def empty_typed_as(con: duckdb.DuckDBPyConnection, source: Source, other: Source
     return dataclasses.replace(source, view=view, columns={**source.columns, **{c: other.columns[c] for c in differ}})
 
 
-def check_id_types(qrels: Source, runs: list[Source]) -> None:
-    """Ids are compared as given: a string id never silently matches a number."""
+def ids_of_another_kind(source: Source, other: Source) -> list[str]:
+    """The id columns (query_id, doc_id) both inputs have, text in one and not in the other. A column
+    with no values (an empty DataFrame's object column, typed NULL) has no type, so no kind."""
     def is_text(column_type: str) -> bool:
         return column_type.upper().startswith("VARCHAR")
+    return [column for column in ("query_id", "doc_id") if column in source.columns and column in other.columns
+            and "NULL" not in (source.columns[column].strip('"').upper(), other.columns[column].strip('"').upper())
+            and is_text(source.columns[column]) != is_text(other.columns[column])]
+
+
+def check_id_types(qrels: Source, runs: list[Source]) -> None:
+    """Ids are compared as given: a string id never silently matches a number."""
     for run in runs:
-        for column in (c for c in ("query_id", "doc_id") if c in qrels.columns):
-            if "NULL" in (run.columns[column].strip('"').upper(), qrels.columns[column].strip('"').upper()):
-                continue  # a column with no values (an empty DataFrame's object column) has no type
-            if is_text(run.columns[column]) != is_text(qrels.columns[column]):
-                raise InputError(
-                    f"{run.label} has {column} of type {run.columns[column]} but {qrels.label} has "
-                    f"{qrels.columns[column]}; ids are compared as given, so make both strings or both integers")
+        differ = ids_of_another_kind(run, qrels)
+        if differ:
+            column = differ[0]
+            raise InputError(f"{run.label} has {column} of type {run.columns[column]} but {qrels.label} has "
+                             f"{qrels.columns[column]}; ids are compared as given, so make both strings or both integers")
 
 
 def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
