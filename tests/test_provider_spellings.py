@@ -80,7 +80,9 @@ def test_ir_measures_spelling_gives_its_providers_numbers(data, measure):
 
 # ir_measures' names and parameter forms that no other module holds to ir_measures itself (its aliases
 # BPref, MAP, NDCG, Precision, Recall, RPrec, MRR; rel=, judged_only=, gains=), all through its default
-# provider (pytrec_eval) in one call
+# provider (pytrec_eval), one call per form: in one call, ir_measures 0.4.3 files an nDCG without gains
+# under whichever pytrec_eval invocation its set of measures yields first, so with PYTHONHASHSEED=3
+# NDCG@10 came out with the gains of nDCG(gains=...)@10, and that one 0
 PYTREC_FORMS = ["Bpref", "BPref", "Bpref(rel=2)", "MAP", "AP(rel=2)@10", "AP(judged_only=True)", "NDCG@10",
                 "nDCG(judged_only=True)", "nDCG(gains={0:0,1:1,2:3,3:7,4:15})@10", "Precision@5",
                 "P(rel=2,judged_only=True)@10", "Recall@10", "R(rel=2)@20", "RPrec", "Rprec(rel=2)", "MRR",
@@ -90,9 +92,8 @@ PYTREC_FORMS = ["Bpref", "BPref", "Bpref(rel=2)", "MAP", "AP(rel=2)@10", "AP(jud
 def test_ir_measures_aliases_and_parameter_forms_give_its_numbers(data):
     qrels, run = data
     judgments = [ir_measures.Qrel(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
-    parsed = [ir_measures.parse_measure(m) for m in PYTREC_FORMS]
-    want = {(m.query_id, spelling): m.value for m in ir_measures.iter_calc(parsed, judgments, run)
-            for spelling, measure in zip(PYTREC_FORMS, parsed) if measure == m.measure}  # (Bpref is BPref)
+    want = {(m.query_id, spelling): m.value for spelling in PYTREC_FORMS
+            for m in ir_measures.iter_calc([ir_measures.parse_measure(spelling)], judgments, run)}
     got = per_query(qrels, run, PYTREC_FORMS, complete=True)
     assert got == pytest.approx(want, abs=1e-12) and len(want) == 13 * len(PYTREC_FORMS)
 
