@@ -215,6 +215,18 @@ def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, An
             f"WHERE value IS NOT NULL OR text IS NOT NULL")
 
 
+def worded_problem(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+                   conventions: dict[str, Any]) -> duckdb.Error | None:
+    """The error the macros raise for the data that a lean statement's check refused (lean.CHECK_FIRED):
+    each ranking pass's duckrank.rank_queries call, run on its own until one raises."""
+    for ranking in ranking_passes(measures, conventions):
+        try:
+            con.execute(f"SELECT count(*) FROM {_ranked_call(plan, ranking)}").fetchall()
+        except duckdb.Error as error:
+            return error
+    return None
+
+
 def subtopic_values_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any]) -> str:
     """The diversity measures (sql/34_diversity_metrics.sql): one duckrank.rank_subtopics pass per
     relevance level, complete and unjudged rule and alpha, its measures' values unnested into rows."""

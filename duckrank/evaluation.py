@@ -18,12 +18,14 @@ from duckrank._checks import (check_id_types, empty_typed_as, no_common_queries,
                               sampled_measures, subtopic_convention_problems, subtopic_problem, translate_error)
 from duckrank._duckdb_sql import (batched_per_query, build_plan, corrections, cut_plan, lean_case, log_values_sql,
                                   missing_queries, per_query_sql, query_batches, read_training_pairs_once, reshaped,
-                                  run_tags, split_log, subtopic_values_sql, summary_sql, top_k_values_sql, top_lists)
+                                  run_tags, split_log, subtopic_values_sql, summary_sql, top_k_values_sql, top_lists,
+                                  worded_problem)
 from duckrank._library import configure, connect, holds_library, interruptible, load_as_guest, shared_cursor
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
 from duckrank.errors import DuckrankError, InputError, OptionError
 from duckrank.inputs import SUBTOPIC, read_table, stdin_problem
+from duckrank.lean import CHECK_FIRED
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.peer_inputs import runs_and_names
 from duckrank.registry import CONVENTIONS
@@ -249,6 +251,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         for part in per_query[1:]:
             con.execute(f"INSERT INTO {table} {part}").fetchall()
     except duckdb.Error as error:
+        if CHECK_FIRED in str(error):  # a lean statement's check: the macros word it
+            error = worded_problem(con, ranked_plan, parsed, conventions) or error
         raise translate_error(error, sources, con) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):

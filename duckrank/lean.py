@@ -18,6 +18,12 @@ from collections import Counter
 from functools import cache, lru_cache
 from typing import Any
 
+# What a data check that fires in a lean statement says. The checks' wording (the input, the row,
+# the value and the fix, each shown safely) is half of S5K's statement and about 40% of its binding
+# time, so a lean statement checks without it; when a check fires, the caller runs the macros'
+# checks on the same data for the message (duckrank._duckdb_sql.worded_problem).
+CHECK_FIRED = "duckrank: a data check fired in a lean statement"
+
 # Stand-ins for the run and qrels views in a cached statement: each call's views have fresh names,
 # written in by pass_sql() (they are duckrank's own identifiers, never user text).
 RUN_VIEW, QRELS_VIEW = "duckrank_lean_run_view", "duckrank_lean_qrels_view"
@@ -94,8 +100,23 @@ def _ranked(arguments: tuple[tuple[str, Any], ...]) -> Any:
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name == "query_table":
             return exp.to_table(views[node.this.expressions[0].find(exp.Column).name])
         return node
-    body = inline(ranked.body.copy().transform(table_reads, copy=False), substitutions)
-    return prune(body)
+    body = prune(inline(ranked.body.copy().transform(table_reads, copy=False), substitutions))
+    for cte in body.find_all(exp.CTE):
+        if cte.alias == "problems":  # each check keeps its condition; its message is CHECK_FIRED
+            for check in _branches(cte.this):
+                check.set("expressions", [exp.alias_(exp.Literal.string(CHECK_FIRED), "problem")])
+    return body
+
+
+def _branches(query: Any) -> list[Any]:
+    """The SELECTs a UNION of (parenthesised) SELECTs is made of."""
+    from sqlglot import exp
+
+    if isinstance(query, exp.Subquery):
+        return _branches(query.this)
+    if isinstance(query, exp.Union):
+        return _branches(query.this) + _branches(query.expression)
+    return [query]
 
 
 def _constant_columns(ranked: Any) -> dict[str, Any]:
