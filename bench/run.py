@@ -395,6 +395,9 @@ def small_table(results: dict) -> str:
 PYTREC_SPEEDUP = {"W1M": 2}  # end to end, × faster than pytrec_eval; default 10 (W10M's)
 FLOOR_RATIO = {"W10M": 1.0}  # end to end, × the floor; default 1.5 (the earlier target)
 W100M_RATIO = 10  # W100M's time ≤ this × W10M's
+# issue 22's: S5K's warm call ≤ these × pytrec_eval's and the hand-written query's; the 100-run sweep
+# ≤ this × 100 pytrec_eval calls' time; T5M ≤ this × trec_eval 10's
+S5K_PYTREC_RATIO, S5K_HAND_WRITTEN_RATIO, SWEEP_RATIO, T5M_TREC_EVAL_RATIO = 3.0, 1.0, 0.5, 0.7
 
 
 def ranking_targets(workload: str, results: dict, everything: dict, options: dict) -> list[dict]:
@@ -474,8 +477,8 @@ def small_targets(results: dict) -> list[dict]:
         add("duckrank completes", False, results.get("s5k_duckrank", {}).get("error", "not run"))
     else:
         dm = d["warm_median"]
-        for peer, factor, what in (("s5k_pytrec_eval", 1.0, "pytrec_eval's"),
-                                   ("s5k_duckdb", 1.5, "the hand-written DuckDB query's")):
+        for peer, factor, what in (("s5k_pytrec_eval", S5K_PYTREC_RATIO, "pytrec_eval's"),
+                                   ("s5k_duckdb", S5K_HAND_WRITTEN_RATIO, "the hand-written DuckDB query's")):
             q = ok(peer)
             if q:
                 add(f"warm call ≤{factor:.1f}× {what}", dm <= factor * q["warm_median"],
@@ -486,11 +489,11 @@ def small_targets(results: dict) -> list[dict]:
             f"{(first - imported) * 1e3:+.0f} ms (import duckrank, before the call: "
             f"{d['import_duckrank'] * 1e3:.0f} ms)")
     ds, ps = ok("s5k_sweep_duckrank"), ok("s5k_sweep_pytrec_eval")
-    sweep = "100-run sweep in one call ≥5× faster than 100 pytrec_eval calls"
+    sweep = f"100-run sweep in one call ≤{SWEEP_RATIO}× the time of 100 pytrec_eval calls"
     if ds and ps:
-        add(sweep, ps["warm_median"] / ds["warm_median"] >= 5,
-            f"{ps['warm_median'] * 1e3:.0f} ms / {ds['warm_median'] * 1e3:.0f} ms "
-            f"= {ps['warm_median'] / ds['warm_median']:.2f}×")
+        add(sweep, ds["warm_median"] <= SWEEP_RATIO * ps["warm_median"],
+            f"{ds['warm_median'] * 1e3:.0f} ms / {ps['warm_median'] * 1e3:.0f} ms "
+            f"= {ds['warm_median'] / ps['warm_median']:.2f}×")
     elif "s5k_sweep_duckrank" in results and not ds:
         add(sweep, False, results["s5k_sweep_duckrank"].get("error", "not run"))
     return targets
@@ -504,7 +507,8 @@ def text_targets(results: dict) -> list[dict]:
     dw, targets = d["wall_s"], []
     t, p = results.get("trec_eval", {}), results.get("pytrec_eval", {})
     if t.get("exit") == 0:
-        targets.append({"target": "≤1.0× trec_eval's wall time", "met": dw <= t["wall_s"],
+        targets.append({"target": f"≤{T5M_TREC_EVAL_RATIO}× trec_eval's wall time",
+                        "met": dw <= T5M_TREC_EVAL_RATIO * t["wall_s"],
                         "detail": f"{dw:.2f} s vs {t['wall_s']:.2f} s = {dw / t['wall_s']:.2f}×"})
     if p.get("exit") == 0:
         targets.append({"target": "faster than pytrec_eval end to end", "met": dw < p["wall_s"],
