@@ -215,15 +215,18 @@ def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, An
             f"WHERE value IS NOT NULL OR text IS NOT NULL")
 
 
-def worded_problem(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+def worded_problem(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, measures: list[Measure],
                    conventions: dict[str, Any]) -> duckdb.Error | None:
-    """The error the macros raise for the data that a lean statement's check refused (lean.CHECK_FIRED):
-    each ranking pass's duckrank.rank_queries call, run on its own until one raises."""
-    for ranking in ranking_passes(measures, conventions):
-        try:
-            con.execute(f"SELECT count(*) FROM {_ranked_call(plan, ranking)}").fetchall()
-        except duckdb.Error as error:
-            return error
+    """A data problem as the macros word it for the run that has it: found by a lean statement's check
+    (lean.CHECK_FIRED, no wording) or by a keyed plan's (naming the view of every run and a
+    {run, query} key). Each run's duckrank.rank_queries passes run over its own view until one raises."""
+    for run in runs:
+        plan = Plan(run.view, qrels.view, [run.label])
+        for ranking in ranking_passes(measures, conventions):
+            try:
+                con.execute(f"SELECT count(*) FROM {_ranked_call(plan, ranking)}").fetchall()
+            except duckdb.Error as error:
+                return error
     return None
 
 
@@ -262,12 +265,11 @@ def _value_text(value: str, measure: Measure) -> str:
     return f"{value} AS value, CAST(NULL AS VARCHAR) AS text"
 
 
-def lean_case(plan: Plan, measures: list[Measure], batches: int) -> bool:
-    """Whether the ranking passes render lean (duckrank.lean): one run scored whole (no segments, no
-    batches), every measure a ranking measure on full rankings, and sqlglot at hand. Anything else
-    calls the macros."""
-    return (not plan.keyed and batches == 1 and all(m.ranked and m.catalog is None for m in measures)
-            and lean_available())
+def lean_case(measures: list[Measure], batches: int) -> bool:
+    """Whether the ranking passes render lean (duckrank.lean): the queries scored in one batch (one
+    run or several, keyed by run and segment), every measure a ranking measure on full rankings, and
+    sqlglot at hand. Anything else calls the macros."""
+    return batches == 1 and all(m.ranked and m.catalog is None for m in measures) and lean_available()
 
 
 def log_values_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],

@@ -202,6 +202,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         tables = {name: source.view if source else None for name, source in read.items()}
         sources.extend(source for source in read.values() if source)
     table = fresh_name("results")
+    plan = None
     try:
         plan = build_plan(con, run_sources, qrels_source, run_names, segments, attributes)
         ranking = [m for m in parsed if m.summary != "log"]
@@ -215,8 +216,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         estimates = corrections(con, ranked_plan, parsed, conventions)
         parts = (batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1
                  else [per_query_sql(ranked_plan, parsed, conventions, estimates=estimates,
-                                      lean=lean_case(ranked_plan, [m for m in parsed if m not in diverse_measures],
-                                                      batches))] if ranked else [])
+                                      lean=lean_case([m for m in parsed if m not in diverse_measures],
+                                                     batches))] if ranked else [])
         if diverse:  # never batched: few queries judge subtopics
             subtopic_sql = subtopic_values_sql(plan, diverse, conventions)
             parts = [f"{parts[0]} UNION ALL {subtopic_sql}", *parts[1:]] if parts else [subtopic_sql]
@@ -251,8 +252,9 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         for part in per_query[1:]:
             con.execute(f"INSERT INTO {table} {part}").fetchall()
     except duckdb.Error as error:
-        if CHECK_FIRED in str(error):  # a lean statement's check: the macros word it
-            error = worded_problem(con, ranked_plan, parsed, conventions) or error
+        if plan is not None and (CHECK_FIRED in str(error) or plan.keyed and (
+                plan.run_view in str(error) or plan.qrels_view in str(error))):
+            error = worded_problem(con, run_sources, qrels_source, parsed, conventions) or error
         raise translate_error(error, sources, con) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):

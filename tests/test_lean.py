@@ -92,6 +92,40 @@ def test_integer_ids_agree(monkeypatch, rendered, conventions):
     assert same(lean, outcome(monkeypatch, False, qrels, run, measures, **conventions))
 
 
+def keyed_rows(monkeypatch, rendering: bool, qrels, runs, measures: list[str], **options) -> list[tuple] | str:
+    """Every per-query row of several runs or segments (a NaN as text, so rows compare), or the error."""
+    with monkeypatch.context() as patch:
+        if not rendering:
+            patch.setattr(evaluation, "lean_case", lambda *args: False)
+        try:
+            rows = duckrank.evaluate(qrels, runs, measures, per_query=True, **options).fetchall()
+        except duckrank.DuckrankError as error:
+            return f"{type(error).__name__}: {error}"
+    return sorted(tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows)
+
+
+@pytest.mark.parametrize("keyed", ["runs", "segments", "runs_complete", "duplicate_in_second_run"])
+def test_several_runs_and_segments_agree(monkeypatch, rendered, keyed):
+    """Queries keyed by run and segment render lean too: the same rows as the macro path, the same
+    error, which names the run that has the problem."""
+    qrels, run = frames()
+    reversed_run = run.assign(score=-run["score"])[run["query_id"] != "q2"]  # a qrels query it misses
+    measures = ["ndcg@10", "map", "recip_rank", "P@3", "bpref", "ERR@5", "AUC", "Rprec", "relstring.5"]
+    options = {"complete": True} if keyed == "runs_complete" else {}
+    if keyed == "segments":
+        runs, options = run.assign(segment=run["query_id"].str[-1:].isin(["1", "3"])), {"by": "segment"}
+    elif keyed == "duplicate_in_second_run":
+        runs = {"a": run, "b": pd.concat([reversed_run, reversed_run.iloc[[0]]])}
+    else:
+        runs = {"a": run, "b": reversed_run}
+    lean = keyed_rows(monkeypatch, True, qrels, runs, measures, **options)
+    assert rendered, "the lean rendering was not used"
+    assert isinstance(lean, str) == (keyed == "duplicate_in_second_run"), lean
+    assert lean == keyed_rows(monkeypatch, False, qrels, runs, measures, **options)
+    if isinstance(lean, str):  # the run's own rows, not the view of every run nor a {run, query} key
+        assert "has 2 rows for query_id 'q1', doc_id 'd1'" in lean and "duckrank_" not in lean, lean
+
+
 @pytest.mark.parametrize("broken", ["duplicate", "null_doc", "nan_score", "qrels_conflict", "no_common"])
 def test_data_errors_read_the_same(monkeypatch, rendered, broken):
     qrels, run = frames()
