@@ -16,7 +16,8 @@ from duckrank._sql import fresh_name, quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError, quoted
 from duckrank.inputs import SUBTOPIC, Source, read_items, read_table
 from duckrank.measures import Measure, sql_literal
-from duckrank.registry import CONVENTIONS, METRICS, OPTIONS, SUBTOPIC_TIES, SUBTOPIC_UNJUDGED
+from duckrank.options import CONVENTIONS, OPTIONS, SUBTOPIC_TIES, SUBTOPIC_UNJUDGED
+from duckrank.registry import METRICS
 
 def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
                     measures: list[Measure]) -> list[str]:

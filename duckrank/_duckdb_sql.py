@@ -21,8 +21,8 @@ from duckrank.inputs import SUBTOPIC, Source
 from duckrank.lean import available as lean_available
 from duckrank.lean import pass_sql as lean_pass_sql
 from duckrank.measures import Measure, sql_literal
+from duckrank.options import EMPTY_GAIN_MAP, OPTIONS, SUBTOPIC_OPTIONS
 from duckrank.plan import RankingPass, ranking_passes, reads_top_lists
-from duckrank.registry import EMPTY_GAIN_MAP, OPTIONS, SUBTOPIC_OPTIONS
 
 # Means are summed in query order (not by DuckDB's parallel avg), so a summary is the same bits on
 # every run and thread count. Counters are integers: their sums are exact in any order.
