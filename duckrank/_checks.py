@@ -14,9 +14,10 @@ import duckdb
 from duckrank._library import library_digest, memory_problem
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError, quoted
-from duckrank.inputs import SUBTOPIC, Source, read_items, read_table
+from duckrank.inputs import SUBTOPIC, InputView, read_items, read_table
 from duckrank.measures import Measure, sql_literal
-from duckrank.registry import CONVENTIONS, METRICS, OPTIONS, SUBTOPIC_TIES, SUBTOPIC_UNJUDGED
+from duckrank.options import CONVENTIONS, OPTIONS, SUBTOPIC_TIES, SUBTOPIC_UNJUDGED
+from duckrank.registry import METRICS
 
 def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
                     measures: list[Measure]) -> list[str]:
@@ -117,7 +118,7 @@ def subtopic_convention_problems(measures: list[Measure], conventions: dict[str,
     return problems
 
 
-def subtopic_problem(measures: list[Measure], qrels: Source, subtopic_col: str | None) -> str:
+def subtopic_problem(measures: list[Measure], qrels: InputView, subtopic_col: str | None) -> str:
     """Why these qrels cannot feed the diversity measures (they have no subtopics)."""
     named = ", ".join(m.spelling for m in measures)
     return (f"{named} read each judgment's subtopic, but {qrels.label} has no column "
@@ -127,8 +128,8 @@ def subtopic_problem(measures: list[Measure], qrels: Source, subtopic_col: str |
 
 
 def read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], train: Any, items: Any,
-                       columns: dict[str, str | None], runs: list[Source],
-                       literal: bool | None) -> dict[str, Source | None]:
+                       columns: dict[str, str | None], runs: list[InputView],
+                       literal: bool | None) -> dict[str, InputView | None]:
     """The training interactions and item features the beyond-accuracy measures read, checked against
     what they need; their ids must be of the run's kind (text or numbers), as qrels' are."""
     needs_train = [m.spelling for m in measures if "train" in m.metric.inputs]
@@ -147,16 +148,15 @@ def read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], t
     return read
 
 
-def translate_error(error: duckdb.Error, sources: list[Source], con: duckdb.DuckDBPyConnection) -> DuckrankError:
+def translate_error(error: duckdb.Error, sources: list[InputView], con: duckdb.DuckDBPyConnection) -> DuckrankError:
     """A DuckDB error as a duckrank error that names the user's inputs, not our views."""
     message = str(error).strip()
     memory = memory_problem(con, error, lambda: _largest_query(con, sources))
     if memory is not None:
         return InputError(memory)
     for source in sources:
-        name = source.label.split(" ", 1)[1] if " " in source.label else source.label
         for view in filter(None, (source.inner_view, source.view)):
-            message = message.replace(f"'{view}'", name).replace(view, name)
+            message = message.replace(f"'{view}'", source.shown).replace(view, source.shown)
     found = re.search(r"duckrank: (.*)", message, re.S)
     if found:
         return InputError(found.group(1).strip())
@@ -166,12 +166,12 @@ def translate_error(error: duckdb.Error, sources: list[Source], con: duckdb.Duck
 LARGE_QUERY_ROWS = 1_000_000  # a query's ranking of this many rows fills about 100 MB (BYTES_PER_RUN_ROW)
 
 
-def _largest_query(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> str:
+def _largest_query(con: duckdb.DuckDBPyConnection, sources: list[InputView]) -> str:
     """Why batching did not help, when a run's largest query holds LARGE_QUERY_ROWS or more: each
     query's ranking is held in memory whole."""
     hints = []
     for source in sources:
-        if not source.label.startswith("run"):
+        if source.kind != "run":
             continue
         try:
             found = con.execute(f"SELECT query_id, count(*), count(DISTINCT doc_id) FROM {quote_identifier(source.view)} "
@@ -187,7 +187,7 @@ def _largest_query(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> str
     return "".join(hints)
 
 
-def check_one_segment(con: duckdb.DuckDBPyConnection, attributes: Source, by: list[str]) -> None:
+def check_one_segment(con: duckdb.DuckDBPyConnection, attributes: InputView, by: list[str]) -> None:
     """Each query gets one segment: a query id the segments table gives two values is an error."""
     values = f"list_value({', '.join(quote_identifier(name) for name in by)})"
     found = con.execute(f"SELECT query_id, list(DISTINCT {values}) FROM {attributes.view} GROUP BY query_id "
@@ -199,7 +199,7 @@ def check_one_segment(con: duckdb.DuckDBPyConnection, attributes: Source, by: li
                          f"{', '.join(by)}); give each query one row")
 
 
-def check_key_types(run: Source, other: Source, keys: tuple[str, ...]) -> None:
+def check_key_types(run: InputView, other: InputView, keys: tuple[str, ...]) -> None:
     """The ids of the exclusions and the segments table meet the run's as given: a string id never
     silently matches a number."""
     for column in keys:
@@ -209,7 +209,7 @@ def check_key_types(run: Source, other: Source, keys: tuple[str, ...]) -> None:
                              f"integers")
 
 
-def empty_typed_as(con: duckdb.DuckDBPyConnection, source: Source, other: Source) -> Source:
+def empty_typed_as(con: duckdb.DuckDBPyConnection, source: InputView, other: InputView) -> InputView:
     """An empty input with the other input's id types where one is text and the other not (a
     header-only CSV reads its ids as text): with no value its ids cannot disagree, and DuckDB
     compares ids of one kind only."""
@@ -222,7 +222,7 @@ def empty_typed_as(con: duckdb.DuckDBPyConnection, source: Source, other: Source
     return dataclasses.replace(source, view=view, columns={**source.columns, **{c: other.columns[c] for c in differ}})
 
 
-def ids_of_another_kind(source: Source, other: Source) -> list[str]:
+def ids_of_another_kind(source: InputView, other: InputView) -> list[str]:
     """The id columns (query_id, doc_id) both inputs have, text in one and not in the other. A column
     with no values (an empty DataFrame's object column, typed NULL) has no type, so no kind."""
     def is_text(column_type: str) -> bool:
@@ -232,7 +232,7 @@ def ids_of_another_kind(source: Source, other: Source) -> list[str]:
             and is_text(source.columns[column]) != is_text(other.columns[column])]
 
 
-def check_id_types(qrels: Source, runs: list[Source]) -> None:
+def check_id_types(qrels: InputView, runs: list[InputView]) -> None:
     """Ids are compared as given: a string id never silently matches a number."""
     for run in runs:
         differ = ids_of_another_kind(run, qrels)
@@ -246,7 +246,7 @@ def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
     return con.sql(f"SELECT count(*) FROM {quote_identifier(view)}").fetchall()[0][0]
 
 
-def no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source) -> InputError | None:
+def no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: InputView) -> InputError | None:
     """Nothing was scored: an InputError that says why, or None when the qrels or every run is empty. An
     empty input scores nothing as ir_measures scores it (no per-query rows; means NaN, sums 0), and
     is no mistake to report; non-empty inputs without a query in common very likely are one (wrong
@@ -268,7 +268,7 @@ def no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels:
                       + (_normalization_hint(con, runs[0], qrels) or "check that both describe the same queries"))
 
 
-def _normalization_hint(con: duckdb.DuckDBPyConnection, run: Source, qrels: Source) -> str | None:
+def _normalization_hint(con: duckdb.DuckDBPyConnection, run: InputView, qrels: InputView) -> str | None:
     """What to do when text ids differ only in their Unicode normalization ('é' as U+00E9 in one
     file, as e + U+0301 in the other), which no message can show unescaped; None otherwise."""
     if not all(source.columns["query_id"].upper().startswith("VARCHAR") for source in (run, qrels)):

@@ -17,12 +17,12 @@ from duckrank._library import library_digest, memory_limit_bytes
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
 from duckrank.errors import InputError, OptionError, quoted_path
-from duckrank.inputs import SUBTOPIC, Source
+from duckrank.inputs import SUBTOPIC, InputView
 from duckrank.lean import available as lean_available
 from duckrank.lean import pass_sql as lean_pass_sql
 from duckrank.measures import Measure, sql_literal
+from duckrank.options import EMPTY_GAIN_MAP, OPTIONS, SUBTOPIC_OPTIONS
 from duckrank.plan import RankingPass, ranking_passes, reads_top_lists
-from duckrank.registry import EMPTY_GAIN_MAP, OPTIONS, SUBTOPIC_OPTIONS
 
 # Means are summed in query order (not by DuckDB's parallel avg), so a summary is the same bits on
 # every run and thread count. Counters are integers: their sums are exact in any order.
@@ -96,7 +96,7 @@ def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[
             f"ORDER BY r.run_index, {by_sql}m.measure_index, x.spread")
 
 
-def _path_of(source: Source) -> str:
+def _path_of(source: InputView) -> str:
     """The user's name for an input: its path or table name as given, else its label (run (DataFrame))."""
     return source.given if source.given is not None else source.label
 
@@ -109,13 +109,13 @@ def tagged_names(names: list[str], tags: list[str | None]) -> list[str] | None:
     return tagged if any(tags) and len(set(tagged)) == len(tagged) else None
 
 
-def run_tags(plan: Plan, runs: list[Source]) -> list[str | None]:
+def run_tags(plan: Plan, runs: list[InputView]) -> list[str | None]:
     """Each of the plan's runs' TREC tag: none when one input was split into runs by its run_id."""
     return [source.name for source in runs] if len(runs) == len(plan.runs) else [None] * len(plan.runs)
 
 
-def build_plan(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, names: list[str] | None,
-          by: list[str], attributes: Source | None = None) -> Plan:
+def build_plan(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: InputView, names: list[str] | None,
+          by: list[str], attributes: InputView | None = None) -> Plan:
     """Name the runs and build the views one duckrank.ranked pass scores. A list entry is one run,
     named by run_names= or its path; a lone run is split by its run_id column when that holds
     several values, and named by it when it holds one. A TREC text file is one run whatever its
@@ -273,7 +273,7 @@ def lean_case(measures: list[Measure], batches: int) -> bool:
 
 
 def log_values_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],
-             rel_level: float, log: Source | None) -> str:
+             rel_level: float, log: InputView | None) -> str:
     """GAUC and global AUC are whole-log values: one macro call per (run, segment) slice of a log.
     A log given as such is read as it is; otherwise the log is built from the run and qrels (an
     unjudged impression is a negative; only judged queries count)."""
@@ -404,8 +404,8 @@ def cut_plan(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure]
     return dataclasses.replace(plan, run_view=table)
 
 
-def reshaped(con: duckdb.DuckDBPyConnection, source: Source, exclusions: Source | None,
-              attributes: Source | None, by: list[str], keep_order: bool) -> Source:
+def reshaped(con: duckdb.DuckDBPyConnection, source: InputView, exclusions: InputView | None,
+              attributes: InputView | None, by: list[str], keep_order: bool) -> InputView:
     """A run (or log) without the excluded (query_id, doc_id) pairs, with its segment columns
     from the segments table: the relation every later step reads (ranking, cutoffs, -M, num_ret, AUC)."""
     view = source.view
@@ -436,7 +436,7 @@ def reshaped(con: duckdb.DuckDBPyConnection, source: Source, exclusions: Source 
     return dataclasses.replace(source, view=view) if view != source.view else source
 
 
-def missing_queries(con: duckdb.DuckDBPyConnection, plan: Plan, qrels: Source) -> list[tuple[str, int, int]]:
+def missing_queries(con: duckdb.DuckDBPyConnection, plan: Plan, qrels: InputView) -> list[tuple[str, int, int]]:
     """For each run: how many qrels queries it lacks (they are not scored unless complete), of how many."""
     run_query = "query_id.query" if plan.keyed else "query_id"
     run_name = "query_id.run" if plan.keyed else sql_text(plan.runs[0])
@@ -451,14 +451,14 @@ def missing_queries(con: duckdb.DuckDBPyConnection, plan: Plan, qrels: Source) -
     return sorted(rows, key=lambda row: order[row[0]])
 
 
-def split_log(con: duckdb.DuckDBPyConnection, log: Source, by: list[str]) -> tuple[Source, Source]:
+def split_log(con: duckdb.DuckDBPyConnection, log: InputView, by: list[str]) -> tuple[InputView, InputView]:
     """A log as a run (query_id, doc_id, score, segments) and qrels (its label as the relevance)."""
     run_view, qrels_view = fresh_name("run"), fresh_name("qrels")
     segments = "".join(f", {quote_identifier(name)}" for name in by)
     con.execute(f"CREATE TEMP VIEW {run_view} AS SELECT query_id, doc_id, score{segments} FROM {log.view}").fetchall()
     con.execute(f"CREATE TEMP VIEW {qrels_view} AS SELECT query_id, doc_id, label AS relevance FROM {log.view}").fetchall()
-    return (Source(run_view, log.label, log.columns, given=log.given),
-            Source(qrels_view, log.label, log.columns, given=log.given))
+    return (InputView(run_view, log.kind, log.shown, log.columns, given=log.given),
+            InputView(qrels_view, log.kind, log.shown, log.columns, given=log.given))
 
 
 # Memory the list pipeline of duckrank.ranked holds per run row (W10M peaks at about 0.9 GiB for

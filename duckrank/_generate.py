@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 
 from duckrank._library import FRONT_DOORS, FUSION_DOORS, OPTION_CHECKS, sql_dir
-from duckrank.registry import (CONVENTIONS, FUSION_METHODS, FUSION_PARAMS, GROUPS, JUDGED_ONLY, LOG_MACROS, METRICS,
-                               OPTIONS, RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS, FusionMethod, Param, default_text)
+from duckrank.options import (CONVENTIONS, JUDGED_ONLY, OPTIONS, RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS, Param,
+                              default_text)
+from duckrank.registry import FUSION_METHODS, FUSION_PARAMS, GROUPS, LOG_MACROS, METRICS, FusionMethod
 
 _INDENT = "        "
 

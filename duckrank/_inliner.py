@@ -261,7 +261,7 @@ def fold_options(tree: exp.Expression) -> exp.Expression:
 
 
 def _is_empty_map(node: exp.Expression) -> bool:
-    from duckrank.registry import EMPTY_GAIN_MAP
+    from duckrank.options import EMPTY_GAIN_MAP
 
     return node == _parsed(EMPTY_GAIN_MAP) or (isinstance(node, exp.Paren) and node.this == _parsed(EMPTY_GAIN_MAP))
 

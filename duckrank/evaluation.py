@@ -27,8 +27,8 @@ from duckrank.errors import DuckrankError, InputError, OptionError
 from duckrank.inputs import SUBTOPIC, read_table, stdin_problem
 from duckrank.lean import CHECK_FIRED
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
+from duckrank.options import CONVENTIONS
 from duckrank.peer_inputs import runs_and_names
-from duckrank.registry import CONVENTIONS
 
 @dataclass
 class Results:

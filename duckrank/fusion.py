@@ -24,7 +24,7 @@ from duckrank._library import fusion_cursor, interruptible
 from duckrank._sql import fresh_name, literal, quote_identifier
 from duckrank.errors import InputError, OptionError, quoted
 from duckrank.evaluation import evaluate
-from duckrank.inputs import Source, read_table
+from duckrank.inputs import InputView, read_table
 from duckrank.peer_inputs import runs_and_names
 from duckrank.registry import FUSION_METHODS, FUSION_NORM_ALIASES, FUSION_NORMS, FUSION_PARAMS, FusionMethod
 
@@ -107,7 +107,7 @@ def _sql_value(value: Any) -> str:
 
 
 def _read_runs(con: duckdb.DuckDBPyConnection, runs: Any, columns: dict[str, str], literal_paths: bool | None
-               ) -> tuple[list[Source], str]:
+               ) -> tuple[list[InputView], str]:
     """Each run as a view, and one table of them all: (run, query_id, doc_id, score), run numbered from 1
     in the order given."""
     run_list, _names = runs_and_names(runs, None)
@@ -128,7 +128,7 @@ def _read_runs(con: duckdb.DuckDBPyConnection, runs: Any, columns: dict[str, str
     return sources, table
 
 
-def _check_runs(con: duckdb.DuckDBPyConnection, sources: list[Source], table: str) -> None:
+def _check_runs(con: duckdb.DuckDBPyConnection, sources: list[InputView], table: str) -> None:
     """Refuse what fusion cannot read: an empty run, a doc twice in a run's query, a score that is not
     a finite number."""
     counts = dict(con.execute(f"SELECT run, count(*) FROM {table} GROUP BY run").fetchall())

@@ -83,7 +83,7 @@ def _ranked(arguments: tuple[tuple[str, Any], ...]) -> Any:
     from sqlglot import exp
 
     from duckrank.measures import sql_literal
-    from duckrank.registry import EMPTY_GAIN_MAP
+    from duckrank.options import EMPTY_GAIN_MAP
     from duckrank._inliner import inline, macro, prune
 
     values = {name: dict(value) if name == "gain_map" else value for name, value in arguments}

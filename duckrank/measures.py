@@ -6,8 +6,9 @@ One parser serves three spelling families, case-insensitively:
                           (and the printed forms P_5, ndcg_cut_10, iprec_at_recall_0.10, ...)
   ranx:                   precision@10, recall@100, mrr, hits@5, f1@10, ndcg_burges@10, rbp.95 (= rbp@95),
                           and ranx's relevance-level suffix: ndcg@10-l2
-The names, options and defaults are the registry's (duckrank.registry); a parsed measure keeps only
-the options its spelling wrote, and the defaults are merged when it is rendered.
+The names, options and defaults are the registry's (duckrank.registry, duckrank.options,
+duckrank.spellings); a parsed measure keeps only the options its spelling wrote, and the defaults
+are merged when it is rendered.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from typing import Any
 from duckrank._pairs import parse_pairs
 from duckrank._sql import literal
 from duckrank.errors import MeasureError, OptionError
-from duckrank.registry import (ALL_TREC, METRICS, OPTIONS, RANKED_OPTIONS, TREC_ORDER, TREC_SETS, TREC_UNREAD_SETS,
-                               Metric, Spelling)
+from duckrank.options import OPTIONS, RANKED_OPTIONS
+from duckrank.registry import METRICS, Metric
+from duckrank.spellings import ALL_TREC, TREC_ORDER, TREC_SETS, TREC_UNREAD_SETS, Spelling
 
 # Spellings -> (metric, spelling). trec_eval's names are matched exactly (in another case only
 # when no other family has the name, or with a trec_eval parameter: p.5); the others in their own

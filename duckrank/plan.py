@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from duckrank.measures import Measure
-from duckrank.registry import RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS
+from duckrank.options import RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS
 
 
 @dataclass(frozen=True)

@@ -43,16 +43,10 @@ from duckrank.errors import OptionError
 from duckrank.evaluation import Results, compute
 from duckrank.inputs import read_table
 from duckrank.measures import parse_measures
+from duckrank.options import CONVENTIONS
 from duckrank.peer_inputs import runs_and_names
-from duckrank.registry import (
-    COMPARE_CORRECTIONS,
-    COMPARE_DEFAULTS,
-    COMPARE_MEASURES,
-    COMPARE_TESTS,
-    CONVENTIONS,
-    RECALL_LEVELS,
-    REPORT_FIGURES,
-)
+from duckrank.registry import COMPARE_CORRECTIONS, COMPARE_DEFAULTS, COMPARE_MEASURES, COMPARE_TESTS, REPORT_FIGURES
+from duckrank.spellings import RECALL_LEVELS
 
 # k on a 1-2-3-5 grid (a log axis); points beyond the deepest ranking are dropped.
 CUTOFFS = (1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500, 1000, 2000, 3000, 5000, 10000)

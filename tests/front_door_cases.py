@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from duckrank.registry import METRICS, OPTIONS, SAMPLED_OPTIONS, Metric
+from duckrank.options import OPTIONS, SAMPLED_OPTIONS
+from duckrank.registry import METRICS, Metric
 
 # ---------------------------------------------------------------------------------------------
 # the data

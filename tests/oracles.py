@@ -151,7 +151,8 @@ BEYOND_EVERY_RUN = 1000
 def _trec_spelling(metric_name: str, options: dict[str, Any]) -> tuple[str, str] | None:
     """(measure to request, key pytrec_eval reports) of the registry trec_eval spelling that
     expresses these options, or None."""
-    from duckrank.registry import METRICS, OPTIONS
+    from duckrank.options import OPTIONS
+    from duckrank.registry import METRICS
 
     metric = METRICS[metric_name]
     for spelling in metric.trec_eval:

@@ -939,7 +939,7 @@ def test_help_is_lazy():
 def test_the_help_lists_exactly_the_values_the_sql_accepts(command):
     """The CLI names the convention values in its help, from the registry; the SQL library decides what
     is valid: it accepts each value the help lists, and its message for a bad one lists the same."""
-    from duckrank.registry import CONVENTIONS, OPTIONS
+    from duckrank.options import CONVENTIONS, OPTIONS
 
     con = duckrank.connect()
     declared = {param.name: param for param in main.commands[command].params}

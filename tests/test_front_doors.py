@@ -53,7 +53,8 @@ from front_door_cases import (
 
 import duckrank
 from duckrank._sql import literal as sql_value
-from duckrank.registry import CONVENTIONS, METRICS, OPTIONS
+from duckrank.options import CONVENTIONS, OPTIONS
+from duckrank.registry import METRICS
 
 REPO = Path(__file__).resolve().parent.parent
 

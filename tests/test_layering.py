@@ -1,8 +1,8 @@
 """The house's layering: imports between duckrank's modules (at the top of a file or inside a
 function alike) run one way, cli -> reporting -> comparison -> evaluation | spark -> plan ->
-measures -> registry -> inputs -> _sql, errors, _library (a package's modules in its layer); no
-two modules import each other, however indirectly; nothing imports _generate (a build step). Read
-from the source, nothing is imported."""
+measures -> registry -> options | spellings -> inputs -> _sql, errors, _library (a package's
+modules in its layer); no two modules import each other, however indirectly; nothing imports
+_generate (a build step). Read from the source, nothing is imported."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "duckrank"
 LAYERS = (("duckrank.cli",), ("duckrank.reporting",), ("duckrank.comparison",),
           ("duckrank.evaluation", "duckrank._duckdb_sql", "duckrank._checks", "duckrank.spark"),
           ("duckrank.lean", "duckrank._inliner"), ("duckrank.plan",),
-          ("duckrank.measures",), ("duckrank.registry",), ("duckrank.inputs",),
+          ("duckrank.measures",), ("duckrank.registry",), ("duckrank.options", "duckrank.spellings"),
+          ("duckrank.inputs",),
           ("duckrank._sql", "duckrank.errors", "duckrank._library", "duckrank._borrowed"))
 
 

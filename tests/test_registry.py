@@ -12,7 +12,8 @@ import pytest
 from duckrank import _generate
 from duckrank._library import FRONT_DOORS, FUSION_DOORS, GENERATED, connect, library_files, sql_dir
 from duckrank.measures import COMMON_OPTIONS, parse_measure, trec_eval_measures
-from duckrank.registry import CONVENTIONS, LOG_MACROS, METRICS, OPTIONS, SAMPLED_OPTIONS, SUBTOPIC_OPTIONS
+from duckrank.options import CONVENTIONS, OPTIONS, SAMPLED_OPTIONS, SUBTOPIC_OPTIONS
+from duckrank.registry import LOG_MACROS, METRICS
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -24,7 +24,8 @@ from oracles import ORACLES, SUPPORTS_UNJUDGED_SKIP, gen_case, log_of
 
 import duckrank
 from duckrank.measures import parse_measure
-from duckrank.registry import METRICS, OPTIONS, Metric
+from duckrank.options import OPTIONS
+from duckrank.registry import METRICS, Metric
 
 ABS = 1e-9
 

@@ -78,7 +78,7 @@ def spark_conventions(setting: str) -> dict:
 
 def unsampled(cases) -> list[str]:
     """The cases' measures, less the sampled ones, which the Spark engine refuses (test_sampled.py)."""
-    from duckrank.registry import SAMPLED_OPTIONS
+    from duckrank.options import SAMPLED_OPTIONS
 
     return list(dict.fromkeys(case.measure for case in cases if not set(dict(case.options)) & set(SAMPLED_OPTIONS)))
 

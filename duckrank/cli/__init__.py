@@ -3,7 +3,7 @@
 Each command maps onto one facade function (duckrank.evaluation.compute, duckrank.comparison.compare,
 duckrank.catalog.catalog, duckrank._library.install_sql, duckrank.inputs.read_table/write_table); the
 modules parse options, report every bad one at once, and format what the SQL computed. They hold no
-metric math, and what they share (the conventions' options from duckrank.registry, errors, output)
+metric math, and what they share (the conventions' options from duckrank.options, errors, output)
 is in duckrank.cli.common.
 
 Imports of duckdb and the facade happen inside the commands so `duckrank --help` stays fast.

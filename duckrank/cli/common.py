@@ -17,7 +17,7 @@ from typing import Self
 import click
 
 from duckrank import _output as output
-from duckrank import registry
+from duckrank import options as measure_options
 from duckrank.errors import quoted
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -29,9 +29,9 @@ TABLE_FORMATS = INPUT_FORMATS  # convert and fuse write a run or qrels in every 
 # The ranking conventions, as the registry declares them (flags, metavar, choices, default, help),
 # and the gain rule: a measure option (of nDCG, DCG, CG, ...) that the command line sets for every
 # measure at once. Their values are checked by the SQL library, which words the messages.
-CONVENTIONS: tuple[registry.Convention, ...] = (
-    *registry.CONVENTIONS.values(),
-    registry.Convention(registry.OPTIONS["gain"], ("--gain",), "GAIN"),
+CONVENTIONS: tuple[measure_options.Convention, ...] = (
+    *measure_options.CONVENTIONS.values(),
+    measure_options.Convention(measure_options.OPTIONS["gain"], ("--gain",), "GAIN"),
 )
 # What the command line adds to a convention's help.
 CONVENTION_NOTES = {"gain": "A per-grade map is a measure option: -m 'nDCG(gain_map={1:3,2:9})@10' "

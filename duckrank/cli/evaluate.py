@@ -13,7 +13,6 @@ from typing import Any
 import click
 
 from duckrank import _output as output
-from duckrank import registry
 from duckrank._sql import literal, quote_identifier
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
@@ -37,6 +36,7 @@ from duckrank.cli.options import (
     read_conventions,
 )
 from duckrank.errors import quoted, quoted_path
+from duckrank.options import OPTIONS
 
 
 @click.command("eval", context_settings=CONTEXT_SETTINGS)
@@ -59,7 +59,7 @@ from duckrank.errors import quoted, quoted_path
 @click.option("--sampled", metavar="N",
               help="The runs' lists were sampled: each query's relevant items plus negatives drawn uniformly from a "
                    "catalog of N items. Measures then estimate their full-catalog values (--correction).")
-@click.option("--correction", type=click.Choice(registry.OPTIONS["correction"].choices), default=None,
+@click.option("--correction", type=click.Choice(OPTIONS["correction"].choices), default=None,
               help="With --sampled: bv (default; the bias-variance trade-off of Krichene & Rendle 2020), bias "
                    "(minimal bias, high variance) or none (the plain values on the sampled lists). Per measure: "
                    "-m 'nDCG(correction=none)@10'.")

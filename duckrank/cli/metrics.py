@@ -10,7 +10,7 @@ from duckrank import _output as output
 from duckrank.cli.common import CONTEXT_SETTINGS, NON_TREC_FORMATS, Problems, binary_target, check_output, pick_format
 from duckrank.cli.failures import clean_message, handle_errors
 from duckrank.cli.options import output_options
-from duckrank.registry import default_text
+from duckrank.options import default_text
 
 FORMATS = NON_TREC_FORMATS
 COLUMNS = ("name", "spellings", "definition", "options", "summary", "source", "oracle")

@@ -1,5 +1,5 @@
-"""The options the duckrank commands declare the same way (the conventions and compare's statistics
-from duckrank.registry; columns, output, engine settings) and the reading of their values, each bad
+"""The options the duckrank commands declare the same way (the conventions of duckrank.options,
+compare's statistics of duckrank.registry; columns, output, engine settings) and the reading of their values, each bad
 one a problem reported at once."""
 
 from __future__ import annotations

@@ -17,97 +17,91 @@ import duckdb
 from duckrank import peer_inputs
 from duckrank._library import memory_problem
 from duckrank._sql import fresh_name, quote_identifier
-from duckrank.errors import InputError, OptionError, quoted, quoted_path
+from duckrank.errors import InputError, OptionError, quoted
 from duckrank.inputs.columns import (COLUMN_OPTIONS, HELD_BY_DOUBLE, NUMERIC, STANDARD_COLUMNS, SUBTOPIC,
                                      check_scores_held, label_expression, long_run)
-from duckrank.inputs.paths import (FORMATS, GLOB_CHARACTERS, compression_of, detect_format, error_line,
-                                   exact_path, exists, files_of, is_glob, is_pipe, is_stdin, pipe_copy,
-                                   stdin_path, stdin_problem, stdin_read_as)
+from duckrank.inputs.paths import (FORMATS, Source, detect_format, error_line, exists, files_of, format_of,
+                                   is_glob, is_stdin, source_of, stdin_problem, stdin_read_as)
 from duckrank.inputs.trec import read_trec
 from duckrank.inputs.writers import write_table
 
-__all__ = ["COLUMN_OPTIONS", "FORMATS", "STANDARD_COLUMNS", "SUBTOPIC", "Source", "detect_format", "files_of",
-           "is_glob", "is_stdin", "read_items", "read_table", "stdin_problem", "write_table"]
+__all__ = ["COLUMN_OPTIONS", "FORMATS", "STANDARD_COLUMNS", "SUBTOPIC", "InputView", "Source", "detect_format",
+           "files_of", "is_glob", "is_stdin", "read_items", "read_table", "stdin_problem", "write_table"]
 
 
 @dataclass(frozen=True)
-class Source:
-    """An input as a view with standard columns. `label` names it in messages: run 'data/run.parquet'."""
+class InputView:
+    """An input as a view with standard columns. `label` names it in messages: run 'data/run.parquet'
+    (its kind, then how it is shown)."""
 
     view: str
-    label: str
+    kind: str  # run, qrels, log, exclude, segments, train or items
+    shown: str  # the input in messages, after its kind: 'data/run.parquet', '-', table 'runs', (DataFrame)
     columns: dict[str, str]  # standard column -> DuckDB type
     has_run_id: bool = False  # a run_id column that names several runs (never a TREC text file's tags)
     name: str | None = None  # a TREC text run's name: the tag of its last line, as trec_eval's runid
     inner_view: str | None = None  # a view of the input as given (a list run's rows), for messages
     given: str | None = None  # the path (or '-') or table name as given; None for an object
 
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.shown}"
+
 
 @dataclass(frozen=True)
 class _Read:
-    """A relation over an input, and what its reader learnt: a TREC run's tag, whether it came from stdin."""
+    """A relation over an input, and what its reader learnt: a TREC run's tag; the Source of a path."""
 
     relation: duckdb.DuckDBPyRelation
-    label: str = ""
+    shown: str = ""
     name: str | None = None
     trec: bool = False
-    stdin: bool = False
+    source: Source | None = None
     given: str | None = None  # the path (or '-') or table name as given; None for an object
 
 
-def _read_file(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str, shown: str,
-               subtopics: bool = False) -> _Read:
-    local = os.path.isfile(path) and not GLOB_CHARACTERS.search(path)  # a literal path comes as a plain link
-    compression = compression_of(path) if local else None
+def _read_file(con: duckdb.DuckDBPyConnection, source: Source, fmt: str, kind: str, subtopics: bool = False) -> _Read:
+    path = source.duckdb_path
+    compression = source.compression if source.is_file else None
     if fmt == "parquet":
         if compression is not None:
-            raise InputError(f"{kind} file {shown} is {compression}-compressed Parquet; Parquet compresses its "
+            raise InputError(f"{kind} file {source.shown} is {compression}-compressed Parquet; Parquet compresses its "
                              f"own pages, so decompress the file first")
         target = os.path.join(path, "**", "*.parquet") if os.path.isdir(path) else path
         return _Read(con.read_parquet(target, hive_partitioning=os.path.isdir(path), union_by_name=True))
     # a local file's bytes decide its compression; a glob's files go by their names (DuckDB's 'auto')
-    options = {"compression": compression or "none"} if local else {}
+    options = {"compression": compression or "none"} if source.is_file else {}
     if fmt in ("csv", "tsv"):
         return _Read(con.read_csv(path, header=True, sep="\t" if fmt == "tsv" else ",", **options))
     if fmt == "jsonl":
         return _Read(con.read_json(path, format="newline_delimited", **options))
-    trec = read_trec(con, path, fmt, kind, compression, shown, subtopics)
+    trec = read_trec(con, source, fmt, kind, subtopics)
     return _Read(trec.relation, name=trec.tag, trec=True)
 
 
 def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str | None,
               literal: bool | None = None, subtopics: bool = False) -> _Read:
-    """A DuckDB relation over `source`, and its label for messages; `literal` as is_glob takes it;
+    """A DuckDB relation over `source`, and its name in messages; `literal` as is_glob takes it;
     subtopics: TREC qrels keep their second field as the subtopic."""
     if isinstance(source, (str, os.PathLike)):
         text = str(source)
-        stdin = is_stdin(source)
-        table = (None if stdin or exists(text, literal) or isinstance(source, Path)
+        table = (None if is_stdin(source) or exists(text, literal) or isinstance(source, Path)
                  else _table_reference(con, text))
         if table is not None:
-            return _Read(con.sql(f"SELECT * FROM {table}"), f"{kind} table {quoted(text)}", given=text)
-        shown = "'-' (standard input)" if stdin else quoted_path(text)
-        label = f"{kind} '-'" if stdin else f"{kind} {shown}"
+            return _Read(con.sql(f"SELECT * FROM {table}"), f"table {quoted(text)}", given=text)
         if fmt is not None and fmt not in FORMATS:
             raise OptionError(f"--{kind}-format must be one of {', '.join(FORMATS)}; got {quoted(fmt)}")
-        if stdin:
-            text = stdin_path(kind)
-        elif is_pipe(text):
-            text = pipe_copy(text)
-        elif not exists(text, literal):
-            read_as = (" (read literally: no file has that very name; without --literal / literal=True a "
-                       "glob is expanded)" if literal and GLOB_CHARACTERS.search(text) else "")
-            raise InputError(f"{kind} file {shown} not found (looked from {os.getcwd()}){read_as}; check the "
-                             f"path, or give '-' to read standard input")
-        if os.path.isfile(text) and os.path.getsize(text) == 0:
+        found = source_of(source, kind, literal)
+        shown = found.shown
+        if os.path.isfile(found.path) and os.path.getsize(found.path) == 0:
             # what a failed job leaves, and trec_eval refuses it too; an empty table is read (scored
             # as ir_measures scores an empty input), and a header line says that it is meant
             raise InputError(f"{kind} file {shown} is empty (0 bytes), with not even a header line; if the {kind} "
                              f"holds nothing, write its header ({','.join(STANDARD_COLUMNS.get(kind, ('query_id',)))}"
                              f") as CSV, or pass an empty table")
-        chosen = fmt or detect_format(text, kind, shown=shown)
+        chosen = fmt or format_of(found.path, found.compression, kind, shown)
         try:
-            read = _read_file(con, text if is_glob(text, literal) else exact_path(text), chosen, kind, shown, subtopics)
+            read = _read_file(con, found, chosen, kind, subtopics)
             read.relation.columns  # noqa: B018 - binding reads the file's schema, surfacing corrupt files here
         except duckdb.Error as error:
             memory = memory_problem(con, error)
@@ -115,7 +109,7 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
                 raise InputError(f"cannot read {kind} file {shown}: {memory}") from None
             raise InputError(f"cannot read {kind} file {shown} as {chosen}: {error_line(error)}; "
                              f"check the file, or name its format with --{kind}-format") from None
-        return dataclasses.replace(read, label=label, given=str(source), stdin=stdin)
+        return dataclasses.replace(read, shown="'-'" if found.stdin else shown, given=found.given, source=found)
     name, given_type = fresh_name("input"), type(source).__name__
     source = peer_inputs.as_table(source, kind)  # pytrec_eval/ranx dicts, ranx objects, ir_measures records
     if isinstance(source, duckdb.DuckDBPyRelation):
@@ -128,7 +122,7 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
         raise InputError(f"cannot use a {given_type} as the {kind}: pass a file path, a table name, a pyarrow "
                          f"Table, a pandas or polars DataFrame, a DuckDB relation, a dict {{query_id: {{doc_id: "
                          f"value}}}}, ranx's Qrels or Run, or ir_measures' records") from None
-    return _Read(con.sql(f"SELECT * FROM {quote_identifier(name)}"), f"{kind} ({given_type})")
+    return _Read(con.sql(f"SELECT * FROM {quote_identifier(name)}"), f"({given_type})")
 
 
 def _table_reference(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
@@ -155,7 +149,7 @@ def _table_reference(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
 
 def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: str | None = None,
                columns: dict[str, Any] | None = None, label_map: dict[Any, float] | None = None,
-               extra: list[str] | None = None, literal: bool | None = None, subtopics: bool = False) -> Source:
+               extra: list[str] | None = None, literal: bool | None = None, subtopics: bool = False) -> InputView:
     """Create a view over `source` with the standard columns of `kind` (run, qrels, log, exclude or
     segments), plus the `extra` columns (segments) as they are. `literal`: how a path with glob
     characters is read (is_glob). A run may come as lists (one row per query, its ranking in a LIST
@@ -168,7 +162,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
         raise OptionError(f"label_map= must give each label a finite number as its grade; got "
                           f"{bad_grade}={quoted(label_map[bad_grade])}")
     read = _relation(con, source, kind, fmt, literal, subtopics and kind == "qrels")
-    relation, label = read.relation, read.label
+    relation, label = read.relation, f"{kind} {read.shown}"
     columns = dict(columns or {})
     labels = columns.get("label")
     labels = [labels] if isinstance(labels, str) else list(labels or [])
@@ -226,22 +220,22 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     view = fresh_name(kind)
     relation.project(", ".join(selected)).create_view(view)
     types = {std: available[given] for std, given in mapping.items()}
-    if read.stdin:
+    if read.source is not None and read.source.stdin:
         stdin_read_as(kind)
     # A TREC text file is one run, as trec_eval reads it: its tags are kept (duckrank convert writes
     # them back) but do not split it; its name is its last line's tag.
-    return Source(view, label, types, keep_run_id and not read.trec, read.name if kind == "run" else None,
-                  inner_view, read.given)
+    return InputView(view, kind, read.shown, types, keep_run_id and not read.trec,
+                     read.name if kind == "run" else None, inner_view, read.given)
 
 
 
 def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | None = None,
-               literal: bool | None = None) -> Source:
+               literal: bool | None = None) -> InputView:
     """A view items(doc_id, features DOUBLE[]) over an item table: doc_id (renamed by doc_col) and
     either numeric feature columns, in their order, or one embedding column (a LIST or ARRAY of
     numbers). Every vector must be complete and as long as the others: a cosine needs both."""
     read = _relation(con, source, "items", None, literal)
-    relation, label = read.relation, read.label
+    relation, label = read.relation, f"items {read.shown}"
     available = dict(zip(relation.columns, (str(t) for t in relation.types)))
     doc = doc_col or "doc_id"
     if doc not in available:
@@ -270,4 +264,5 @@ def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | No
     if bad_row:
         raise InputError(f"{label}: the features of doc_id {quoted(bad_row[0][0])} are missing, not finite, or not as "
                          f"long as the others; every item needs a complete feature vector of one length")
-    return Source(view, label, {"doc_id": "VARCHAR" if doc_type.upper().startswith("ENUM") else doc_type})
+    return InputView(view, "items", read.shown,
+                     {"doc_id": "VARCHAR" if doc_type.upper().startswith("ENUM") else doc_type})

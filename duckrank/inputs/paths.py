@@ -13,6 +13,7 @@ import stat
 import sys
 import tempfile
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -24,25 +25,70 @@ _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".parq": "parquet", ".csv"
              ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
 
 
+@dataclass(frozen=True)
+class Source:
+    """An input path, decided once where it is first read: every later step reads these fields,
+    none parses the path (or a message's name for it) again."""
+
+    given: str  # as the user gave it ('-': standard input)
+    shown: str  # as messages name it: 'data/run.parquet', or '-' (standard input)
+    path: str  # where its bytes are: the file, folder or glob, or standard input's or a pipe's copy
+    stdin: bool
+    is_glob: bool  # read as a glob (is_glob): DuckDB expands it
+    is_file: bool  # one file, neither a folder nor a glob
+    # gzip, zstd or None: a file's by its bytes, a glob's by its name (compression_of)
+    compression: str | None
+    duckdb_path: str  # the name DuckDB reads: the glob, else exactly this file or folder (exact_path)
+
+
+def source_of(given: str | os.PathLike, kind: str, literal: bool | None) -> Source:
+    """The input path `given` (not a table name), decided: standard input and pipes copied once
+    (their bytes can be read once), the glob decision (is_glob), the compression; an InputError when
+    nothing is there."""
+    text, stdin = str(given), is_stdin(given)
+    shown = "'-' (standard input)" if stdin else quoted_path(text)
+    if stdin:
+        text = stdin_path(kind)
+    elif is_pipe(text):
+        text = pipe_copy(text)
+    elif not exists(text, literal):
+        read_as = (" (read literally: no file has that very name; without --literal / literal=True a "
+                   "glob is expanded)" if literal and GLOB_CHARACTERS.search(text) else "")
+        raise InputError(f"{kind} file {shown} not found (looked from {os.getcwd()}){read_as}; check the "
+                         f"path, or give '-' to read standard input")
+    glob_read = is_glob(text, literal)
+    return Source(str(given), shown, text, stdin, glob_read, os.path.isfile(text) and not glob_read,
+                  compression_of(text), text if glob_read else exact_path(text))
+
+
 def detect_format(path: str | os.PathLike, kind: str = "run", *, shown: str | None = None) -> str:
     """The format of a file from its name (less any .gz/.zst), or for TREC text from its first line
     that holds fields and is no comment (decompressed, if the file is gzip or zstd). `shown` names
     the file in the message, if not its path (standard input's temporary copy)."""
     text = str(path)
-    if os.path.isdir(text):
+    return _format_by_name(text) or format_of(text, compression_of(text), kind, shown)
+
+
+def _format_by_name(path: str) -> str | None:
+    if os.path.isdir(path):
         return "parquet"
-    name = _strip_compression(text.lower())
-    for suffix, fmt in _SUFFIXES.items():
-        if name.endswith(suffix):
-            return fmt
-    fields = len(first_data_line(head_of(text, compression_of(text), kind, shown)).split())
+    name = _strip_compression(path.lower())
+    return next((fmt for suffix, fmt in _SUFFIXES.items() if name.endswith(suffix)), None)
+
+
+def format_of(path: str, compression: str | None, kind: str, shown: str | None = None) -> str:
+    """detect_format, for a path whose compression is decided (a Source's)."""
+    by_name = _format_by_name(path)
+    if by_name is not None:
+        return by_name
+    fields = len(first_data_line(head_of(path, compression, kind, shown)).split())
     if fields >= 6:  # trec_eval ignores anything after the sixth field
         return "trec_run"
     if fields == 4:
         return "trec_qrels"
     expected = "run (query_id Q0 doc_id rank score run_id)" if kind == "run" else "qrels (query_id 0 doc_id relevance)"
     raise InputError(
-        f"cannot tell the format of {kind} file {shown or quoted_path(text)}: its name has no known extension "
+        f"cannot tell the format of {kind} file {shown or quoted_path(path)}: its name has no known extension "
         f"(.parquet, .csv, .tsv, .jsonl, each optionally .gz or .zst) and its first line is not a TREC {expected}; "
         + (f"name the format with --{kind}-format / {kind}_format=" if kind in ("run", "qrels", "log")
            else "give the file one of those extensions"))

@@ -18,8 +18,8 @@ from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
 from duckrank.errors import InputError, quoted, quoted_path
 from duckrank.inputs.columns import SUBTOPIC
-from duckrank.inputs.paths import (GLOB_CHARACTERS, READ_ERRORS, compression_of, error_line, first_data_line,
-                                   head_of, open_bytes)
+from duckrank.inputs.paths import (GLOB_CHARACTERS, READ_ERRORS, Source, compression_of, error_line,
+                                   first_data_line, head_of, open_bytes)
 
 # TREC text, read as trec_eval 10 reads it (get_trec_results.c, get_qrels.c):
 #
@@ -96,13 +96,13 @@ class _Trec:
     tag: str | None = None
 
 
-def read_trec(con: duckdb.DuckDBPyConnection, path: str, fmt: str, kind: str, compression: str | None,
-              shown: str, subtopics: bool = False) -> _Trec:
-    """TREC text: DuckDB's parallel CSV reader for the common layout, else the line reader. With
-    subtopics, qrels keep their second field as the subtopic column."""
+def read_trec(con: duckdb.DuckDBPyConnection, source: Source, fmt: str, kind: str, subtopics: bool = False) -> _Trec:
+    """TREC text: DuckDB's parallel CSV reader for the common layout of one file, else the line
+    reader. With subtopics, qrels keep their second field as the subtopic column."""
     subtopics = subtopics and fmt == "trec_qrels"
-    fast = _read_trec_fast(con, path, fmt, compression, subtopics)
-    return fast if fast is not None else _read_trec_lines(con, path, fmt, kind, shown, subtopics)
+    # a glob goes to the line reader, which reads each of its files by its name
+    fast = None if source.is_glob else _read_trec_fast(con, source.duckdb_path, fmt, source.compression, subtopics)
+    return fast if fast is not None else _read_trec_lines(con, source.duckdb_path, fmt, kind, source.shown, subtopics)
 
 
 def _kept_columns(kept: tuple[str, ...], subtopics: bool) -> str:
@@ -136,9 +136,10 @@ def _plain_bytes(path: str, sep: str) -> bool:
 
 def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
                     compression: str | None = None, subtopics: bool = False) -> _Trec | None:
-    """The file in a TEMP TABLE written by DuckDB's parallel CSV reader, or None if any line is
-    not the common layout, so that the caller falls back to the line reader (whose message names
-    the bad line). Nothing is returned before the whole file has been read and checked.
+    """The file (one file, not a glob) in a TEMP TABLE written by DuckDB's parallel CSV reader, or
+    None if any line is not the common layout, so that the caller falls back to the line reader
+    (whose message names the bad line). Nothing is returned before the whole file has been read and
+    checked.
 
     The fast path accepts only files that read here as trec_eval reads them, field for field:
     every non-blank line has exactly the layout's fields, one space (or one tab) apart (strict
@@ -148,8 +149,6 @@ def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
     it (trec_eval's own runs pad their scores), is a number in full as _score_sql or _grade_sql
     reads it, and for a run finite (the line reader names a score atof reads as inf or nan); the file
     has no byte-order mark (which the CSV reader drops and trec_eval keeps)."""
-    if GLOB_CHARACTERS.search(path):
-        return None  # DuckDB would expand it as a glob: the line reader reads the file by its name
     head = head_of(path, compression)
     if head.startswith(_BOM):
         return None

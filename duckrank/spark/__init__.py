@@ -56,7 +56,7 @@ def _conventions(options: dict[str, Any], parsed: list) -> tuple[dict[str, Any],
     from duckrank._library import shared_cursor
     from duckrank._checks import option_problems
     from duckrank.measures import with_gain_map
-    from duckrank.registry import CONVENTIONS
+    from duckrank.options import CONVENTIONS
 
     sampled = sorted({name for name in ("sampled", "correction") if name in options}
                      | {name for m in parsed for name, _ in m.given if name in ("sampled", "correction")})
