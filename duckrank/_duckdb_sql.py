@@ -215,8 +215,8 @@ def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, An
             f"WHERE value IS NOT NULL OR text IS NOT NULL")
 
 
-def worded_problem(con: duckdb.DuckDBPyConnection, runs: list[Source], qrels: Source, measures: list[Measure],
-                   conventions: dict[str, Any]) -> duckdb.Error | None:
+def worded_problem(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: InputView,
+                   measures: list[Measure], conventions: dict[str, Any]) -> duckdb.Error | None:
     """A data problem as the macros word it for the run that has it: found by a lean statement's check
     (lean.CHECK_FIRED, no wording) or by a keyed plan's (naming the view of every run and a
     {run, query} key). Each run's duckrank.rank_queries passes run over its own view until one raises."""
