@@ -22,7 +22,7 @@ from duckrank.cli import main
 from duckrank.errors import InputError, OptionError
 
 from external import missing
-from executables import REPO, run_shell
+from helpers import REPO, run_shell
 
 try:  # installed without its heavy dependencies: pip install recommenders==1.2.1 --no-deps (see the README)
     from recommenders.evaluation import python_evaluation as pe

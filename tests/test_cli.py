@@ -27,8 +27,7 @@ from duckrank._library import install_sql
 from duckrank.cli import main
 from duckrank.cli.common import Progress
 
-from cli_runner import run
-from executables import duckdb_shell
+from helpers import duckdb_shell, run
 
 DUCKRANK = Path(sys.executable).parent / "duckrank"
 

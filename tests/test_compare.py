@@ -32,7 +32,7 @@ from duckrank.cli.compare import compare_command
 from duckrank.comparison import compare, resolve_baseline
 from duckrank.errors import InputError, MeasureError, OptionError
 
-from executables import duckdb_shell
+from helpers import duckdb_shell
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import subprocess
 import sys
@@ -36,7 +35,7 @@ from duckrank.cli import main
 from duckrank.comparison import Comparison
 from duckrank.errors import InputError, OptionError
 
-from executables import duckdb_shell
+from helpers import duckdb_shell
 
 # ---------------------------------------------------------------------------------------------
 # the studentized range distribution
@@ -203,7 +202,7 @@ def ranx_tukey(*cases: tuple[dict, dict, list[str]]) -> list[dict]:
     """ranx's answer for each (qrels, runs, metrics), at max_p 0.05."""
     done = subprocess.run([sys.executable, "-c", RANX_COMPARE], input=json.dumps(
         [{"qrels": qrels, "runs": runs, "metrics": metrics} for qrels, runs, metrics in cases]),
-        capture_output=True, text=True, env=dict(os.environ, NUMBA_DISABLE_JIT="1"), timeout=600)
+        capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
