@@ -25,17 +25,16 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 from scipy import stats
 
 import duckrank
 from duckrank._library import connect
 from duckrank._studentized_range import sf
-from duckrank.cli import main
 from duckrank.comparison import Comparison
 from duckrank.errors import InputError, OptionError
 
 from helpers import duckdb_shell
+from helpers import run as cli
 
 # ---------------------------------------------------------------------------------------------
 # the studentized range distribution
@@ -263,13 +262,6 @@ def test_beats_are_ranx_superscripts(against_ranx):
     expected = ranx_marks(report)
     assert got == expected
     assert sum(map(len, expected.values())) >= 8  # enough marks to tell a wrong rule
-
-
-def cli(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"uncaught {result.exception!r}\n{result.output}") from result.exception
-    return result
 
 
 @pytest.fixture(scope="module")
