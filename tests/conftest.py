@@ -6,7 +6,9 @@ import os
 from pathlib import Path
 
 # ranx (an oracle) compiles its numba kernels on first use: some 15 s of CPU in every test process,
-# where plain Python scores the tests' small data in milliseconds. Set before anything imports numba.
+# where plain Python scores the tests' small data in milliseconds, and again in every ranx process the
+# oracles start, which inherit this (test_ranx_spellings and test_fusion: 364 s with the JIT off, 552 s
+# on, on a busy 2-core machine). The one place it is set. Set before anything imports numba.
 os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
 import pytest
@@ -31,7 +33,9 @@ TREC_DATA = REPO / "tests" / "data" / "trec_eval"
 # `pytest -m "not slow"` skips what starts other programs at length: a JVM (the Spark engine), the
 # trec_eval binary, a browser, the duckdb shell over every measure, the README's commands, signals
 # sent to child processes, the peers' suites through every door. What is left covers the logic,
-# against the Python oracles, in minutes.
+# against the Python oracles, in minutes. An exhaustive sweep (every setting, data set or form) keeps
+# a representative in that run and marks the rest slow where it is parametrized (test_lean,
+# test_ranx_spellings, test_sql_trec_conformance, ...).
 SLOW_MODULES = {"test_spark", "test_front_doors", "test_trec_eval_binary", "test_hardening_processes", "test_readme",
                 "test_conformance"}
 SLOW_FIXTURES = {"spark", "trec_eval"}

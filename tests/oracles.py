@@ -306,9 +306,8 @@ _ranx_worker: subprocess.Popen | None = None
 def _ranx(qrels: dict, run: dict, metric: str) -> dict[str, float]:
     global _ranx_worker
     if _ranx_worker is None or _ranx_worker.poll() is not None:
-        env = dict(os.environ, NUMBA_DISABLE_JIT="1")
         _ranx_worker = subprocess.Popen([sys.executable, "-c", RANX_WORKER], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         atexit.register(_stop_ranx, _ranx_worker)
     assert _ranx_worker.stdin is not None and _ranx_worker.stdout is not None
     _ranx_worker.stdin.write(json.dumps({"qrels": qrels, "run": run, "metric": metric}) + "\n")

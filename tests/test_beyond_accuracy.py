@@ -22,7 +22,7 @@ from duckrank.cli import main
 from duckrank.errors import InputError, OptionError
 
 from external import missing
-from executables import REPO, run_shell
+from helpers import REPO, run_shell
 
 try:  # installed without its heavy dependencies: pip install recommenders==1.2.1 --no-deps (see the README)
     from recommenders.evaluation import python_evaluation as pe
@@ -382,10 +382,13 @@ RANKING_MEASURES = ["P@5", "R@10", "nDCG@10", "AP@10", "RR@10", "ERR@10", "RBP(p
                     "nDCG(gain=exp)@7", "nDCG(ideal=run)@5", "map", "num_ret"]
 
 
-@pytest.mark.parametrize("conventions", [{}, {"complete": True}, {"duplicates": "max"}, {"max_rank": 7},
-                                         {"ties": "pessimistic"}, {"ties": "input"}, {"unjudged": "skip"},
-                                         {"rel_level": 2, "empty": "skip"}])
-@pytest.mark.parametrize("depth", [10, 4])
+# `-m "not slow"`: every convention with lists as deep as the deepest ranking measure (10), the defaults
+# with shallower lists (4: the deeper measures are scored from the run); the full run crosses them
+@pytest.mark.parametrize("depth, conventions", [
+    (depth, conventions) if depth == 10 or not conventions else pytest.param(depth, conventions, marks=pytest.mark.slow)
+    for depth in (10, 4)
+    for conventions in ({}, {"complete": True}, {"duplicates": "max"}, {"max_rank": 7}, {"ties": "pessimistic"},
+                        {"ties": "input"}, {"unjudged": "skip"}, {"rel_level": 2, "empty": "skip"})])
 def test_ranking_measures_beside_beyond_accuracy_equal_them_alone(conventions, depth):
     # with a beyond-accuracy measure the run is ranked into top lists; ranking measures that read no
     # deeper than those lists are then scored from the lists' rows (depth 10), the others from the run

@@ -27,8 +27,7 @@ from duckrank._library import install_sql
 from duckrank.cli import main
 from duckrank.cli.common import Progress
 
-from cli_runner import run
-from executables import duckdb_shell
+from helpers import duckdb_shell, run
 
 DUCKRANK = Path(sys.executable).parent / "duckrank"
 
@@ -862,7 +861,9 @@ def assert_conforms(printed: str, expected_path: Path) -> None:
     assert trec_lines(printed) == trec_lines(expected_path.read_text())
 
 
-@pytest.mark.parametrize("expected_file", sorted(CONFORMANCE))
+# `-m "not slow"` keeps trec_eval's default output; the full run adds the other command lines
+@pytest.mark.parametrize("expected_file", [name if name == "out.test.aq" else pytest.param(name, marks=pytest.mark.slow)
+                                           for name in sorted(CONFORMANCE)])
 def test_trec_eval_conformance(trec_data, expected_file):
     qrels, results, flags = CONFORMANCE[expected_file]
     result = run("eval", trec_data / qrels, trec_data / results, *flags, "--format", "trec")

@@ -32,7 +32,7 @@ from duckrank.cli.compare import compare_command
 from duckrank.comparison import compare, resolve_baseline
 from duckrank.errors import InputError, MeasureError, OptionError
 
-from executables import duckdb_shell
+from helpers import duckdb_shell, run
 
 
 @pytest.fixture(scope="module")
@@ -595,10 +595,7 @@ def test_ten_thousand_sign_flips_over_ten_thousand_queries(db):
 
 
 def cli(*args):
-    result = CliRunner().invoke(compare_command, [str(a) for a in args], catch_exceptions=True)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"uncaught {result.exception!r}\n{result.output}") from result.exception
-    return result
+    return run("compare", *args)
 
 
 FAST = ("--permutations", "500", "--bootstrap", "300")

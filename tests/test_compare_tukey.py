@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import subprocess
 import sys
@@ -26,17 +25,16 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 from scipy import stats
 
 import duckrank
 from duckrank._library import connect
 from duckrank._studentized_range import sf
-from duckrank.cli import main
 from duckrank.comparison import Comparison
 from duckrank.errors import InputError, OptionError
 
-from executables import duckdb_shell
+from helpers import duckdb_shell
+from helpers import run as cli
 
 # ---------------------------------------------------------------------------------------------
 # the studentized range distribution
@@ -203,7 +201,7 @@ def ranx_tukey(*cases: tuple[dict, dict, list[str]]) -> list[dict]:
     """ranx's answer for each (qrels, runs, metrics), at max_p 0.05."""
     done = subprocess.run([sys.executable, "-c", RANX_COMPARE], input=json.dumps(
         [{"qrels": qrels, "runs": runs, "metrics": metrics} for qrels, runs, metrics in cases]),
-        capture_output=True, text=True, env=dict(os.environ, NUMBA_DISABLE_JIT="1"), timeout=600)
+        capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -264,13 +262,6 @@ def test_beats_are_ranx_superscripts(against_ranx):
     expected = ranx_marks(report)
     assert got == expected
     assert sum(map(len, expected.values())) >= 8  # enough marks to tell a wrong rule
-
-
-def cli(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"uncaught {result.exception!r}\n{result.output}") from result.exception
-    return result
 
 
 @pytest.fixture(scope="module")

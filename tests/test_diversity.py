@@ -27,7 +27,7 @@ import ir_measures
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from executables import duckrank_command
+from helpers import duckrank_command
 from ir_measures import Qrel, ScoredDoc
 
 import duckrank

@@ -29,7 +29,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from executables import duckrank_command, run_shell
+from helpers import duckrank_command, run_shell
 from front_door_cases import (
     ALL_SETTINGS,
     AVERAGE_REFUSALS,

@@ -19,7 +19,7 @@ import random
 import pytest
 
 import duckrank
-from cli_runner import first_error, run
+from helpers import first_error, run
 from duckrank.registry import FUSION_METHODS
 
 ranx = pytest.importorskip("ranx")

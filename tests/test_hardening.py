@@ -26,8 +26,7 @@ import pytest
 
 import duckrank
 
-from cli_runner import first_error, run
-from executables import run_shell
+from helpers import first_error, run, run_shell
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 DUCKRANK = Path(sys.executable).parent / "duckrank"

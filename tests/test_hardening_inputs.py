@@ -18,7 +18,7 @@ import duckrank
 from duckrank.errors import MeasureError, OptionError
 from duckrank.measures import parse_measure
 
-from cli_runner import first_error, run
+from helpers import first_error, run
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 RUN_LINE = "q1 Q0 d1 1 2.0 tagged\n"

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 import spark_support
 from click.testing import CliRunner
-from executables import run_shell
+from helpers import run_shell
 
 import duckrank
 from duckrank.cli import main

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
+from helpers import run as cli
 
 import duckrank
-from duckrank.cli import main
 
 pytest.importorskip("matplotlib", reason="the report needs the extra: pip install 'duckrank[plot]'")
 
@@ -27,13 +26,6 @@ from duckrank.reporting import short_names  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 FAST = ["--permutations", "200", "--bootstrap", "200"]
-
-
-def cli(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"uncaught {result.exception!r}\n{result.output}") from result.exception
-    return result
 
 
 def texts(svg: str) -> list[str]:

@@ -11,7 +11,7 @@ import sys
 
 import pandas as pd
 import pytest
-from test_front_doors import QRELS, RUN, SETTINGS, cases_for
+from front_door_cases import QRELS, RUN, SETTINGS, cases_for
 
 import duckrank
 from duckrank import _duckdb_sql, evaluation, lean
@@ -67,7 +67,14 @@ def frames(integer_ids: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     return qrels, run
 
 
-@pytest.mark.parametrize("setting", list(SETTINGS))
+# `-m "not slow"` keeps two settings: every ranking metric with all its options set at once under
+# ties := 'input' (and -M, empty, unjudged, duplicates), and the gain convention. The full run adds
+# each option on its own (defaults), ties := 'average' (each refused measure alone) and the other tie rules.
+FAST_SETTINGS = ("ties=input,empty=skip,unjudged=skip,max_rank=2,duplicates=max", "gain=exp")
+
+
+@pytest.mark.parametrize("setting", [setting if setting in FAST_SETTINGS else pytest.param(setting, marks=pytest.mark.slow)
+                                     for setting in SETTINGS])
 def test_lean_and_macro_paths_agree_bit_for_bit(monkeypatch, rendered, setting):
     qrels, run = frames()
     measures = list(dict.fromkeys(case.measure for case in cases_for(setting)

@@ -83,7 +83,7 @@ def assert_same(got: dict, expected: dict) -> int:
 
 
 @pytest.mark.parametrize("string_ids", [True, False])
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])  # a second data set: the full run
 @pytest.mark.parametrize("ties", ["trec", "average", "pessimistic"])
 def test_a_list_run_scores_as_its_long_run(seed, string_ids, ties):
     long, lists, qrels = generated(seed, string_ids)
@@ -239,9 +239,11 @@ def _anti_join(run: pd.DataFrame, seen: pd.DataFrame) -> pd.DataFrame:
     return marked[marked._merge == "left_only"].drop(columns="_merge")
 
 
-@pytest.mark.parametrize("options", [{}, {"max_rank": 5}, {"complete": True}, {"ties": "average"},
-                                     {"unjudged": "skip", "max_rank": 8}])
-@pytest.mark.parametrize("string_ids", [True, False])
+# `-m "not slow"`: every option on text ids, the defaults on integer ids; the full run crosses them
+@pytest.mark.parametrize("options, string_ids", [
+    (options, string_ids) if string_ids or not options else pytest.param(options, string_ids, marks=pytest.mark.slow)
+    for string_ids in (True, False)
+    for options in ({}, {"max_rank": 5}, {"complete": True}, {"ties": "average"}, {"unjudged": "skip", "max_rank": 8})])
 def test_exclude_equals_deleting_the_pairs_by_hand(options, string_ids):
     long, lists, qrels = generated(9, string_ids)
     seen = _seen(long, qrels, 9)

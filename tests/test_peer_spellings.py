@@ -256,7 +256,7 @@ def test_cwl_measures_equal_ir_measures_cwl_eval_per_query(cwl_data):
 def test_cwl_measures_through_the_cli(cwl_data, tmp_path):
     import json
 
-    from cli_runner import run as cli
+    from helpers import run as cli
 
     qrels, run = cwl_data
     (tmp_path / "qrels.txt").write_text("".join(f"{q.query_id} 0 {q.doc_id} {q.relevance}\n" for q in qrels))
@@ -342,7 +342,7 @@ def test_compat_equals_ir_measures_per_query(cwl_data, tmp_path):
     # unretrieved doc counting 0
     import json
 
-    from cli_runner import run as cli
+    from helpers import run as cli
 
     qrels, run = cwl_data
     expected = compat_expected(qrels, run, COMPAT_SPELLINGS)

@@ -19,7 +19,7 @@ import math
 import random
 
 import pytest
-from test_ranx_spellings import ranx
+from helpers import ranx
 
 import duckrank
 

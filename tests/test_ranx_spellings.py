@@ -2,7 +2,7 @@
 and without @k, its rbp written with the persistence (rbp.95 = rbp@95 = p 0.95) and its relevance-level
 suffix -lN (ndcg@10-l2: grade >= 2 is relevant, and ranx's gains count only those grades).
 
-Oracle: ranx itself (in a process of its own with numba's JIT off, as tests/oracles.py runs it), with
+Oracle: ranx itself (in a process of its own: tests/helpers.py), with
 make_comparable=True, on generated tie-free runs with graded, zero and negative labels, relevant docs
 never retrieved, a query whose judgments are all 0, a qrels query the run misses (ranx scores it 0:
 complete=True) and a run query the qrels lack. Plain `bpref` is trec_eval's (README: the collision
@@ -15,11 +15,10 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
+from helpers import ranx
 
 import duckrank
 from duckrank.cli import main
@@ -33,26 +32,6 @@ CUT = [name for name in NAMES if name != "r-precision"]  # ranx reads r-precisio
 FORMS = [*NAMES, *(f"{name}@{k}" for name in CUT for k in (1, 5, 30)), "rbp.95", "rbp@95", "rbp.8", "rbp@5"]
 SPELLINGS = [*FORMS, *(f"{form}-l{level}" for form in FORMS for level in (2, 3))]
 BPREF = ["bpref", "bpref-l2", "bpref-l3"]
-
-RANX = r"""
-import json, sys
-from ranx import Qrels, Run, evaluate
-case = json.load(sys.stdin)
-out = {}
-for metric in case["metrics"]:
-    run = Run(case["run"])
-    got = evaluate(Qrels(case["qrels"]), run, metric, return_std=True, make_comparable=True)
-    out[metric] = {"mean": float(got["mean"]), "std": float(got["std"]),
-                   "scores": {q: float(v) for q, v in run.scores[metric].items()}}
-print(json.dumps(out))
-"""
-
-
-def ranx(qrels: dict, run: dict, metrics: list[str]) -> dict:
-    done = subprocess.run([sys.executable, "-c", RANX], input=json.dumps({"qrels": qrels, "run": run,
-                                                                          "metrics": metrics}),
-                          capture_output=True, text=True, env=dict(os.environ, NUMBA_DISABLE_JIT="1"), check=True)
-    return json.loads(done.stdout)
 
 
 def generate(seed: int, grades: list[int]) -> tuple[dict, dict]:
@@ -71,7 +50,7 @@ def generate(seed: int, grades: list[int]) -> tuple[dict, dict]:
     return qrels, run
 
 
-@pytest.fixture(scope="module", params=[1, 2])
+@pytest.fixture(scope="module", params=[1, pytest.param(2, marks=pytest.mark.slow)])  # a second data set: the full run
 def data(request):
     return generate(request.param, [-1, 0, 0, 1, 2, 3])
 
@@ -153,11 +132,15 @@ def test_rbp_at_is_ranx_persistence_only_in_ranx_spelling():
     assert duckrank.parse_measure("RBP@95").params["p"] == 0.8
 
 
-def test_std_adds_lines_to_trec_eval_output_and_nothing_else():
+# `-m "not slow"` asks for a mean, the counters and a geometric mean; the full run for all_trec
+@pytest.mark.parametrize("measures", [["-m", "map", "-m", "P.5", "-m", "ndcg_cut.10", "-m", "num_q", "-m", "num_ret",
+                                       "-m", "gm_map", "-m", "relstring.5"],
+                                      pytest.param(["-m", "all_trec"], marks=pytest.mark.slow)], ids=["some", "all_trec"])
+def test_std_adds_lines_to_trec_eval_output_and_nothing_else(measures):
     """--format trec stays trec_eval's bytes without --std; with it, each mean's line is followed by
     its _std line and every other line is unchanged."""
     folder = os.path.join(os.path.dirname(__file__), "data", "trec_eval")
-    arguments = ["eval", os.path.join(folder, "qrels.test"), os.path.join(folder, "results.test"), "-m", "all_trec",
+    arguments = ["eval", os.path.join(folder, "qrels.test"), os.path.join(folder, "results.test"), *measures,
                  "-q", "--format", "trec"]
     plain = CliRunner().invoke(main, arguments)
     spread = CliRunner().invoke(main, [*arguments, "--std"])

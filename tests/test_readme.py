@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from executables import duckdb_shell, duckrank_command
+from helpers import duckdb_shell, duckrank_command
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -1,13 +1,13 @@
 """The macro library in the real DuckDB shell: `.read sql/duckrank.sql` from the repository root.
 
-The shell is the duckdb-cli binary of the test extra (tests/executables.py finds it).
+The shell is the duckdb-cli binary of the test extra (tests/helpers.py finds it).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from executables import run_shell
+from helpers import run_shell
 
 
 def load_trec(trec_data: Path) -> str:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import subprocess
 import sys
@@ -321,8 +320,7 @@ def test_ndcg_average_ties_run_ideal_matches_sklearn_ndcg_score(con, rnd, k):
 # ----------------------------------------------------------------------------- ranx
 
 RANX_SCRIPT = r"""
-import json, os, sys
-os.environ["NUMBA_DISABLE_JIT"] = "1"  # ranx's numba kernels, run as plain Python: no minute of JIT
+import json, sys
 from ranx import Qrels, Run, evaluate
 out = []
 for case in json.load(sys.stdin):
@@ -334,9 +332,8 @@ json.dump(out, sys.stdout)
 
 
 def ranx_evaluate(cases):
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     done = subprocess.run([sys.executable, "-c", RANX_SCRIPT], input=json.dumps(cases), text=True,
-                          capture_output=True, env=env, timeout=300)
+                          capture_output=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
