@@ -36,15 +36,22 @@ def rendered(monkeypatch):
     return calls
 
 
-def outcome(monkeypatch, rendering: bool, qrels, run, measures: list[str], **conventions):
-    """{(measure, query_id): value or text} of one evaluate(per_query=True) call, or its error."""
+def per_query_rows(monkeypatch, rendering: bool, qrels, runs, measures: list[str], **options) -> list[tuple] | str:
+    """The rows of one evaluate(per_query=True) call on the lean or the macro path, or its error."""
     with monkeypatch.context() as patch:
         if not rendering:
             patch.setattr(evaluation, "lean_case", lambda *args: False)
         try:
-            rows = duckrank.evaluate(qrels, run, measures, per_query=True, **conventions).fetchall()
+            return duckrank.evaluate(qrels, runs, measures, per_query=True, **options).fetchall()
         except duckrank.DuckrankError as error:
             return f"{type(error).__name__}: {error}"
+
+
+def outcome(monkeypatch, rendering: bool, qrels, run, measures: list[str], **conventions):
+    """{(measure, query_id): value or text} of one run's per-query rows, or its error."""
+    rows = per_query_rows(monkeypatch, rendering, qrels, run, measures, **conventions)
+    if isinstance(rows, str):
+        return rows
     return {(measure, query_id): text if text is not None else value
             for query_id, measure, value, *texts in rows for text in [texts[0] if texts else None]}
 
@@ -101,13 +108,9 @@ def test_integer_ids_agree(monkeypatch, rendered, conventions):
 
 def keyed_rows(monkeypatch, rendering: bool, qrels, runs, measures: list[str], **options) -> list[tuple] | str:
     """Every per-query row of several runs or segments (a NaN as text, so rows compare), or the error."""
-    with monkeypatch.context() as patch:
-        if not rendering:
-            patch.setattr(evaluation, "lean_case", lambda *args: False)
-        try:
-            rows = duckrank.evaluate(qrels, runs, measures, per_query=True, **options).fetchall()
-        except duckrank.DuckrankError as error:
-            return f"{type(error).__name__}: {error}"
+    rows = per_query_rows(monkeypatch, rendering, qrels, runs, measures, **options)
+    if isinstance(rows, str):
+        return rows
     return sorted(tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows)
 
 
