@@ -18,6 +18,7 @@ from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
 from duckrank.errors import InputError, OptionError, quoted_path
 from duckrank.inputs import SUBTOPIC, InputView
+from duckrank.lean import CHECK_FIRED
 from duckrank.lean import available as lean_available
 from duckrank.lean import pass_sql as lean_pass_sql
 from duckrank.measures import Measure, sql_literal
@@ -215,19 +216,23 @@ def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, An
             f"WHERE value IS NOT NULL OR text IS NOT NULL")
 
 
-def worded_problem(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: InputView,
-                   measures: list[Measure], conventions: dict[str, Any]) -> duckdb.Error | None:
-    """A data problem as the macros word it for the run that has it: found by a lean statement's check
-    (lean.CHECK_FIRED, no wording) or by a keyed plan's (naming the view of every run and a
-    {run, query} key). Each run's duckrank.rank_queries passes run over its own view until one raises."""
+def worded_problem(con: duckdb.DuckDBPyConnection, error: duckdb.Error, plan: Plan, runs: list[InputView],
+                   qrels: InputView, measures: list[Measure], conventions: dict[str, Any]) -> duckdb.Error:
+    """`error` as the macros word it for the run that has it when a check found a data problem that
+    its message cannot name: a lean statement's (lean.CHECK_FIRED, no wording) or a keyed plan's
+    (naming the view of every run and a {run, query} key). Each run's duckrank.rank_queries passes
+    run over its own view until one raises; any other error is returned as it is."""
+    message = str(error)
+    if CHECK_FIRED not in message and not (plan.keyed and (plan.run_view in message or plan.qrels_view in message)):
+        return error
     for run in runs:
-        plan = Plan(run.view, qrels.view, [run.label])
+        own = Plan(run.view, qrels.view, [run.label])
         for ranking in ranking_passes(measures, conventions):
             try:
-                con.execute(f"SELECT count(*) FROM {_ranked_call(plan, ranking)}").fetchall()
-            except duckdb.Error as error:
-                return error
-    return None
+                con.execute(f"SELECT count(*) FROM {_ranked_call(own, ranking)}").fetchall()
+            except duckdb.Error as worded:
+                return worded
+    return error
 
 
 def subtopic_values_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any]) -> str:

@@ -25,7 +25,6 @@ from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
 from duckrank.errors import DuckrankError, InputError, OptionError
 from duckrank.inputs import SUBTOPIC, read_table, stdin_problem
-from duckrank.lean import CHECK_FIRED
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.options import CONVENTIONS
 from duckrank.peer_inputs import runs_and_names
@@ -252,9 +251,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         for part in per_query[1:]:
             con.execute(f"INSERT INTO {table} {part}").fetchall()
     except duckdb.Error as error:
-        if plan is not None and (CHECK_FIRED in str(error) or plan.keyed and (
-                plan.run_view in str(error) or plan.qrels_view in str(error))):
-            error = worded_problem(con, run_sources, qrels_source, parsed, conventions) or error
+        if plan is not None:
+            error = worded_problem(con, error, plan, run_sources, qrels_source, parsed, conventions)
         raise translate_error(error, sources, con) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
