@@ -663,6 +663,16 @@ def test_duplicate_docs(data, tmp_path):
     assert_error(run("eval", data["qrels.csv"], dup, "-m", "map"), 1, "dup.csv", "'d1'", "--duplicates max")
 
 
+def test_a_duplicate_in_one_of_several_runs_names_that_run(data, tmp_path):
+    """Several runs are scored through one keyed view: the message still names the run's file and the
+    query as given, never the view or its {run, query} key, and -o is not written."""
+    dup = write_csv(tmp_path / "dup.csv", ["query_id", "doc_id", "score"], [*RUN_ROWS, ("q1", "d1", 0.3)])
+    out = tmp_path / "out.json"
+    stderr = assert_error(run("eval", data["qrels.csv"], data["run.csv"], dup, "-m", "map", "-o", str(out)), 1,
+                          "'" + str(dup), "query_id 'q1', doc_id 'd1'", "--duplicates max")
+    assert "duckrank_" not in stderr and "'run':" not in stderr and not out.exists()
+
+
 def test_nan_scores(data, tmp_path):
     nan = write_csv(tmp_path / "nan.csv", ["query_id", "doc_id", "score"], [*RUN_ROWS[:3], ("q1", "d5", "nan")])
     assert_error(run("eval", data["qrels.csv"], nan, "-m", "map"), 1, "nan.csv")
