@@ -178,6 +178,9 @@ def translate_error(error: duckdb.Error, sources: list[InputView], con: duckdb.D
         return InputError(memory)
     for source in sources:
         for view in filter(None, (source.inner_view, source.view)):
+            # the checks say which input they read ("run '<view>' has 2 rows"): a log read as a run
+            # and as qrels is the log
+            message = re.sub(rf"\b(?:run|qrels) '{re.escape(view)}'", lambda _: source.label, message)
             message = message.replace(f"'{view}'", source.shown).replace(view, source.shown)
     found = re.search(r"duckrank: (.*)", message, re.S)
     if found:

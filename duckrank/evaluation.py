@@ -188,6 +188,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             raise InputError(subtopic_problem(diverse_measures, qrels_source, subtopic_col))
         run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
                        for run in run_list]
+        if run_names is not None:
+            run_sources = [source.named(name) for source, name in zip(run_sources, run_names)]
         run_sources = [empty_typed_as(con, run, qrels_source) for run in run_sources]
         qrels_source = empty_typed_as(con, qrels_source, run_sources[0])
         check_id_types(qrels_source, run_sources)
