@@ -14,7 +14,7 @@ import duckdb
 
 from duckrank._checks import check_key_types, check_one_segment, translate_error
 from duckrank._library import library_digest, memory_limit_bytes
-from duckrank._sql import fresh_name, quote_identifier
+from duckrank._sql import fresh_name, fresh_names_in, quote_identifier
 from duckrank._sql import literal as sql_text
 from duckrank.errors import InputError, OptionError, quoted_path
 from duckrank.inputs import SUBTOPIC, InputView
@@ -219,11 +219,13 @@ def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, An
 def worded_problem(con: duckdb.DuckDBPyConnection, error: duckdb.Error, plan: Plan, runs: list[InputView],
                    qrels: InputView, measures: list[Measure], conventions: dict[str, Any]) -> duckdb.Error:
     """`error` as the macros word it for the run that has it when a check found a data problem that
-    its message cannot name: a lean statement's (lean.CHECK_FIRED, no wording) or a keyed plan's
-    (naming the view of every run and a {run, query} key). Each run's duckrank.rank_queries passes
-    run over its own view until one raises; any other error is returned as it is."""
+    its message cannot name: a lean statement's (lean.CHECK_FIRED, no wording), or one that names a
+    view of duckrank's own instead of an input: a keyed plan's (the view of every run, and a
+    {run, query} key) or a batch's. Each run's duckrank.rank_queries passes run over its own view
+    until one raises; any other error is returned as it is."""
     message = str(error)
-    if CHECK_FIRED not in message and not (plan.keyed and (plan.run_view in message or plan.qrels_view in message)):
+    inputs = {view for source in (*runs, qrels) for view in (source.view, source.inner_view)}
+    if CHECK_FIRED not in message and not fresh_names_in(message) - inputs:
         return error
     for run in runs:
         own = Plan(run.view, qrels.view, [run.label])
