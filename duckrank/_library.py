@@ -154,7 +154,7 @@ def _write_catalog(path: Path) -> None:
         try:
             con.execute(f"ATTACH {literal(built)} AS {CATALOG}").fetchall()
             con.execute(catalog_sql()).fetchall()
-            con.execute(f"DETACH {CATALOG}").fetchall()  # written out whole: no WAL left beside it
+            con.execute(f"DETACH {CATALOG}").fetchall()  # checkpointed and closed: complete before it moves
         finally:
             con.close()
         os.replace(built, path)
@@ -220,6 +220,22 @@ def load_as_guest(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     if not _loaded(con):
         con.execute(library_sql()).fetchall()
     return con
+
+
+# What reading inputs calls (sql/10_checks.sql, 15_inputs.sql), after the schema they go in.
+INPUT_FILES = ("00_schema.sql", "10_checks.sql", "15_inputs.sql")
+
+
+def load_input_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """The input macros and checks on a connection that may not hold the library (duckrank convert's).
+    duckrank's own database has them, also when they are its attached catalog's, in no schema `duckrank`."""
+    if holds_library(con):
+        return
+    found = con.execute("SELECT count(*) FROM duckdb_functions() WHERE schema_name = 'duckrank' "
+                        "AND function_name = 'run_from_lists'").fetchall()[0][0]
+    if not found:
+        for name in INPUT_FILES:
+            con.execute((sql_dir() / name).read_text(encoding="utf-8")).fetchall()
 
 
 def connect(database: str = ":memory:", **kwargs) -> duckdb.DuckDBPyConnection:

@@ -31,9 +31,10 @@ FUSION_METHODS = ("rrf", "comb_mnz")
 @pytest.fixture(scope="module")
 def case(tmp_path_factory):
     """Two runs over one qrels: ties, graded and negative grades, unretrieved relevant docs,
-    queries in the run or the qrels only; the qrels and the first run also as TSV files."""
+    queries in the run or the qrels only; the second run's scores integers (BIGINT: the input
+    macros check that no two are the same DOUBLE); the qrels and the first run also as TSV files."""
     qrels, first = gen_case(random.Random(22))
-    _, second = gen_case(random.Random(23))
+    _, second = gen_case(random.Random(23), scores=[-1, 0, 1, 1, 2, 3])
     folder = tmp_path_factory.mktemp("case")
     for name, rows, value in (("qrels", qrels, "relevance"), ("run", first, "score")):
         lines = ["query_id\tdoc_id\t" + value, *("\t".join(map(str, row)) for row in rows)]
@@ -127,9 +128,10 @@ def test_a_cold_process_writes_the_catalog_and_a_warm_one_attaches_it(case, cold
     assert cold["fused"] == warm["fused"] == by_script["fused"]
 
     # another process: the command line attaches the same file and prints the same numbers
-    done = subprocess.run([sys.executable, "-m", "duckrank", "eval", "qrels.tsv", "run.tsv", "-q", "--format", "jsonl",
-                           *(f"-m{spelling}" for spelling in MEASURES)], cwd=case["folder"], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(REPO), "DUCKRANK_CACHE_DIR": str(path.parent)})
+    command = [sys.executable, "-m", "duckrank", "eval", "qrels.tsv", "run.tsv", "-q", "--format", "jsonl",
+               *(f"-m{spelling}" for spelling in MEASURES)]
+    done = subprocess.run(command, cwd=case["folder"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "DUCKRANK_CACHE_DIR": str(path.parent)})
     assert done.returncode == 0, done.stderr
     spelling_of = {key: spelling for spelling, (_, key) in MEASURES.items()}
     printed = {("a", row["query_id"], spelling_of[row["metric"]]): row["value"]
