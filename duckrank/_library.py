@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
+import tempfile
 import threading
 import weakref
 from collections.abc import Callable
@@ -13,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from duckrank._sql import literal
 
 
 def sql_dir() -> Path:
@@ -93,6 +97,104 @@ def library_digest() -> str:
     return hashlib.sha256(library_sql().encode()).hexdigest()[:16]
 
 
+# The catalog cache (issue 22): parsing the library's script is most of a process's first call, so
+# duckrank's own database attaches a DuckDB file holding the same macros instead, written by the
+# first process that needs it. Only that database: load() and `duckrank sql` still give the script.
+CACHE_FOLDER_VARIABLE = "DUCKRANK_CACHE_DIR"
+# The catalog is attached as this database, where a call duckrank.x(...) finds it (its default
+# schema) as long as the database holds no schema `duckrank`, which would make the name ambiguous.
+CATALOG = "duckrank"
+# The catalog holds every macro at the top of its database, so the script's schema is left out
+# (were it not, the build would find duckrank.x ambiguous and fail: the script would run instead).
+CREATE_SCHEMA = "CREATE SCHEMA IF NOT EXISTS duckrank;\n"
+
+
+def cache_folder() -> Path | None:
+    """Where the catalog file is kept: DUCKRANK_CACHE_DIR, else $XDG_CACHE_HOME/duckrank, else
+    ~/.cache/duckrank. None (no cache) when DUCKRANK_CACHE_DIR is set but empty, or there is no home."""
+    given = os.environ.get(CACHE_FOLDER_VARIABLE)
+    if given is not None:
+        return Path(given) if given else None
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):  # the XDG spec: a relative or empty value is ignored
+        return Path(xdg) / "duckrank"
+    try:
+        return Path.home() / ".cache" / "duckrank"
+    except RuntimeError:
+        return None
+
+
+@cache
+def catalog_digest() -> str:
+    """A fingerprint of what a catalog file holds: the library's text and this module, which turns it
+    into the catalog (a file's name and content carry it, so no file of another library is ever used)."""
+    return hashlib.sha256(library_sql().encode() + Path(__file__).read_bytes()).hexdigest()[:16]
+
+
+def catalog_path() -> Path | None:
+    """The catalog file of this library and this DuckDB; None when caching is off."""
+    folder = cache_folder()
+    return folder / f"catalog-{catalog_digest()}-duckdb-{duckdb.__version__}.duckdb" if folder else None
+
+
+def catalog_sql() -> str:
+    """The script that fills an attached catalog: evaluation's and fusion's macros, and the digest."""
+    return (evaluation_sql().replace(CREATE_SCHEMA, "", 1) + ";\n" + fusion_sql()
+            + f";\nCREATE MACRO {CATALOG}.catalog_digest() AS '{catalog_digest()}';\n")
+
+
+def _write_catalog(path: Path) -> None:
+    """Build the catalog file in a fresh folder beside `path` and move it into place: a concurrent
+    process (a pytest-xdist worker, a parallel CLI call) sees the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    building = tempfile.mkdtemp(prefix=".building-", dir=path.parent)
+    try:
+        built = os.path.join(building, path.name)
+        con = duckdb.connect()
+        try:
+            con.execute(f"ATTACH {literal(built)} AS {CATALOG}").fetchall()
+            con.execute(catalog_sql()).fetchall()
+            con.execute(f"DETACH {CATALOG}").fetchall()  # checkpointed and closed: complete before it moves
+        finally:
+            con.close()
+        os.replace(built, path)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+
+
+def _attach_catalog(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
+    """Attach the catalog file read-only (any number of processes may) if it is this library's."""
+    if not path.is_file():
+        return False
+    try:
+        con.execute(f"ATTACH {literal(str(path))} AS {CATALOG} (READ_ONLY)").fetchall()
+    except duckdb.Error:
+        return False  # corrupt, truncated or no DuckDB file
+    try:
+        if con.execute(f"SELECT {CATALOG}.catalog_digest()").fetchall()[0][0] == catalog_digest():
+            return True
+    except duckdb.Error:
+        pass  # a foreign DuckDB file
+    con.execute(f"DETACH {CATALOG}").fetchall()
+    return False
+
+
+def _attached_library(con: duckdb.DuckDBPyConnection) -> bool:
+    """Attach the cached catalog to `con`, writing it first when it is missing or unusable (a
+    corrupt or foreign file is replaced); False when caching is off or impossible (an unwritable
+    folder, a full disk): the caller runs the script, as the cache is only ever a shortcut."""
+    try:
+        path = catalog_path()
+        if path is None:
+            return False
+        if _attach_catalog(con, path):
+            return True
+        _write_catalog(path)
+        return _attach_catalog(con, path)
+    except (OSError, duckdb.Error):
+        return False
+
+
 def _loaded(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether `con` holds this very library, as load() left it."""
     try:
@@ -118,6 +220,22 @@ def load_as_guest(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     if not _loaded(con):
         con.execute(library_sql()).fetchall()
     return con
+
+
+# What reading inputs calls (sql/10_checks.sql, 15_inputs.sql), after the schema they go in.
+INPUT_FILES = ("00_schema.sql", "10_checks.sql", "15_inputs.sql")
+
+
+def load_input_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """The input macros and checks on a connection that may not hold the library (duckrank convert's).
+    duckrank's own database has them, also when they are its attached catalog's, in no schema `duckrank`."""
+    if holds_library(con):
+        return
+    found = con.execute("SELECT count(*) FROM duckdb_functions() WHERE schema_name = 'duckrank' "
+                        "AND function_name = 'run_from_lists'").fetchall()[0][0]
+    if not found:
+        for name in INPUT_FILES:
+            con.execute((sql_dir() / name).read_text(encoding="utf-8")).fetchall()
 
 
 def connect(database: str = ":memory:", **kwargs) -> duckdb.DuckDBPyConnection:
@@ -164,25 +282,38 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+_fusion_loaded_in: duckdb.DuckDBPyConnection | None = None  # the shared database holding fusion_sql()
+
+
+def _library_database() -> duckdb.DuckDBPyConnection:
+    """A new in-memory database with the library: the cached catalog attached (fusion's macros
+    included), else evaluation's part of the script."""
+    global _fusion_loaded_in
+    con = duckdb.connect()
+    private_settings(con)
+    if _attached_library(con):
+        _fusion_loaded_in = con
+        return con
+    con.close()  # a fresh one: nothing a failed attempt left behind can make duckrank.x ambiguous
+    con = duckdb.connect()
+    private_settings(con)
+    con.execute(evaluation_sql()).fetchall()
+    return con
+
+
 def shared_cursor() -> duckdb.DuckDBPyConnection:
-    """A new cursor of duckrank's process-wide in-memory database, whose macros are loaded once:
-    an evaluation in a notebook loop pays neither a new database nor the library load. Each cursor
-    has its own temporary views and registered tables, which go when it is closed. One database
-    per process: a forked child opens its own (_after_fork_in_child)."""
+    """A new cursor of duckrank's process-wide in-memory database, whose macros are loaded once
+    (_library_database): an evaluation in a notebook loop pays neither a new database nor the
+    library load. Each cursor has its own temporary views and registered tables, which go when it
+    is closed. One database per process: a forked child opens its own (_after_fork_in_child)."""
     global _shared, _shared_pid
     with _shared_lock:
         if _shared is None or _shared_pid != os.getpid():
-            con = duckdb.connect()
-            private_settings(con)
-            con.execute(evaluation_sql()).fetchall()
-            _shared, _shared_pid = con, os.getpid()
+            _shared, _shared_pid = _library_database(), os.getpid()
         cursor = _shared.cursor()
         _shared_cursors.add(cursor)
         _opened.add(cursor)
         return cursor
-
-
-_fusion_loaded_in: duckdb.DuckDBPyConnection | None = None  # the shared database holding fusion_sql()
 
 
 def fusion_cursor() -> duckdb.DuckDBPyConnection:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 # ranx (an oracle) compiles its numba kernels on first use: some 15 s of CPU in every test process,
@@ -45,6 +47,19 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.module.__name__ in SLOW_MODULES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_configure(config):
+    """duckrank's catalog cache of this test session, never the developer's ~/.cache: made by the
+    controlling process (or the only one, -n 0) before the xdist workers start, which inherit it, as
+    do the command lines the tests run, and share it (its writes are atomic); removed at the end."""
+    if not hasattr(config, "workerinput"):
+        config.duckrank_cache = os.environ["DUCKRANK_CACHE_DIR"] = tempfile.mkdtemp(prefix="duckrank-test-cache-")
+
+
+def pytest_unconfigure(config):
+    if hasattr(config, "duckrank_cache"):
+        shutil.rmtree(config.duckrank_cache, ignore_errors=True)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from typing import Any
 
 import duckdb
 
+from duckrank._library import load_input_macros
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
 from duckrank.errors import InputError, OptionError, quoted
@@ -39,7 +40,7 @@ def check_scores_held(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyR
     they are cast: the SQL library's own check over the scores as given, of one query in a run
     (duckrank.score_problems), anywhere in a log (duckrank.log_score_problems: its global AUC ranks
     every row together)."""
-    _ensure_input_macros(con)
+    load_input_macros(con)
     view = fresh_name("scores")
     relation.project(f"{query_id} AS query_id, {score} AS score").create_view(view)
     check = "log_score_problems" if kind == "log" else "score_problems"
@@ -101,25 +102,13 @@ def long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, 
     elif entry.id in ("list", "map", "union", "array"):
         raise InputError(f"{label}: list column {quoted(list_col)} holds {types[list_col]}; a run as lists holds doc "
                          f"ids (LIST<VARCHAR> or LIST<INTEGER>) or structs with a doc id field")
-    _ensure_input_macros(con)
+    load_input_macros(con)
     inner = fresh_name("lists")
     relation.create_view(inner)
     long = con.sql(f"SELECT * FROM duckrank.run_from_lists({sql_text(inner)}, list_col := {sql_text(list_col)}, "
                    f"query_col := {sql_text(query)}, doc_field := {sql_text(doc_field)}, "
                    f"score_field := {sql_text(score_field) if score_field else 'NULL'})")
     return long, {"query_id": "query_id", "doc_id": "doc_id", "score": "score"}, inner
-
-
-def _ensure_input_macros(con: duckdb.DuckDBPyConnection) -> None:
-    """The input macros and checks (sql/10_checks.sql, 15_inputs.sql) on a connection that has not the
-    library (duckrank convert's)."""
-    found = con.execute("SELECT count(*) FROM duckdb_functions() WHERE schema_name = 'duckrank' "
-                        "AND function_name = 'run_from_lists'").fetchall()[0][0]
-    if not found:
-        from duckrank._library import sql_dir
-
-        for name in ("00_schema.sql", "10_checks.sql", "15_inputs.sql"):
-            con.execute((sql_dir() / name).read_text(encoding="utf-8")).fetchall()
 
 
 def label_expression(relation: duckdb.DuckDBPyRelation, label: str, available: dict[str, str],
