@@ -187,19 +187,21 @@ def _ranked_call(plan: Plan, ranking: RankingPass) -> str:
 
 
 def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
-                   g_max: float | None = None, estimates: dict[int, str] | None = None, lean: bool = False) -> str:
+                   g_max: float | None = None, estimates: dict[int, str] | None = None, lean: bool = False,
+                   rows: int = 0) -> str:
     """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
     group of measures sharing the relation options (duckrank.plan); text holds a text measure's
     value (relstring), NULL for the others. g_max pins ERR's default top grade; estimates holds each
     corrected measure's f~ (corrections). lean: each pass rendered with no macro call once
-    duckrank.lean renders it, for the cases lean_case admits."""
+    duckrank.lean renders it (rows: the run's, which can make that the first call), for the cases
+    lean_case admits."""
     keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
     empty = sql_literal(conventions["empty"])
     ctes, selects = [], []
     for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
         rendered = lean_pass_sql(ranking.arguments, [
             measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
-            for i in ranking.measures], plan.run_view, plan.qrels_view) if lean else None
+            for i in ranking.measures], plan.run_view, plan.qrels_view, rows) if lean else None
         if rendered is not None:
             ctes.append(f"g{group} AS ({rendered})")
             columns = [_value_text(f"v{j}", measures[i]) for j, i in enumerate(ranking.measures)]
@@ -477,9 +479,10 @@ BYTES_PER_RUN_ROW = 100
 MAX_BATCHES = 128  # each batch reads the run once: past this, spilling is the lesser cost
 
 
-def query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
+def query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> tuple[int, int]:
+    """(batches, the run's rows)."""
     rows = con.execute(f"SELECT count(*) FROM {quote_identifier(plan.run_view)}").fetchall()[0][0]
-    return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (memory_limit_bytes(con) * 0.8))))
+    return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (memory_limit_bytes(con) * 0.8)))), rows
 
 
 # The corrected estimates f~ by (library, f(R) over the catalog, m, correction): pure functions of

@@ -213,12 +213,12 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             tables = read_training_pairs_once(con, tables)
             depth, slices = top_lists(con, plan, [m for _, m in top_k], conventions)
         ranked_plan = cut_plan(con, plan, parsed, depth, slices, conventions)
-        batches = query_batches(con, ranked_plan) if ranked else 1
+        batches, rows = query_batches(con, ranked_plan) if ranked else (1, 0)
         estimates = corrections(con, ranked_plan, parsed, conventions)
         parts = (batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1
                  else [per_query_sql(ranked_plan, parsed, conventions, estimates=estimates,
                                       lean=lean_case([m for m in parsed if m not in diverse_measures],
-                                                     batches))] if ranked else [])
+                                                     batches), rows=rows)] if ranked else [])
         if diverse:  # never batched: few queries judge subtopics
             subtopic_sql = subtopic_values_sql(plan, diverse, conventions)
             parts = [f"{parts[0]} UNION ALL {subtopic_sql}", *parts[1:]] if parts else [subtopic_sql]
