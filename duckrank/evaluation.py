@@ -24,7 +24,7 @@ from duckrank._library import configure, connect, holds_library, interruptible, 
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
 from duckrank.errors import DuckrankError, InputError, OptionError
-from duckrank.inputs import SUBTOPIC, read_table, stdin_problem
+from duckrank.inputs import SUBTOPIC, StandardInput, read_table, stdin_problem
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.options import CONVENTIONS
 from duckrank.peer_inputs import runs_and_names
@@ -99,14 +99,16 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             empty: str | None = None, unjudged: str | None = None, gain: str | None = None,
             gain_map: dict[float, float] | None = None, duplicates: str | None = None, sampled: int | None = None,
             correction: str | None = None, literal: bool | None = None, summary_only: bool = False,
-            std: bool = False, train: Any = None, items: Any = None) -> Results:
+            std: bool = False, train: Any = None, items: Any = None, stdin: StandardInput | None = None) -> Results:
     """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
     ranking convention; see duckrank.evaluate for the friendly front door.
 
     Without con= (and engine settings) the work runs on a cursor of duckrank's process-wide
     connection, whose macros are loaded once. summary_only computes the summary rows in the same
     query and keeps no per-query table. std adds each mean's standard deviation to the summary
-    (<measure>_std). A convention left None takes the registry's default."""
+    (<measure>_std). A convention left None takes the registry's default. `stdin`: standard input's
+    copy, for a caller that evaluates the same '-' more than once (duckrank.report); one of its own
+    otherwise."""
     if not isinstance(std, bool):
         raise OptionError(f"std must be True or False, got {std!r}")
     parsed = parse_measures(list(measures) if not isinstance(measures, str) else measures)
@@ -139,6 +141,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
                                  ("items", items)])
     if stdin_twice:
         raise OptionError(stdin_twice)
+    stdin = stdin or StandardInput()
     if segment_table is not None and not segments:
         raise OptionError("segments= is a table of query attributes: name the columns to score by with by=")
     if con is not None:
@@ -162,9 +165,10 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     # segment columns come from the run (or log), or all from a segments table joined on the query id
     own_segments = [] if segment_table is not None else segments
     keep_order = conventions["ties"] == "input"  # the only tie rule that reads the run's row order
-    exclusions = (read_table(con, exclude, "exclude", columns=columns, literal=literal)
+    exclusions = (read_table(con, exclude, "exclude", columns=columns, literal=literal, stdin=stdin)
                   if exclude is not None else None)
-    attributes = (read_table(con, segment_table, "segments", columns=columns, extra=segments, literal=literal)
+    attributes = (read_table(con, segment_table, "segments", columns=columns, extra=segments, literal=literal,
+                             stdin=stdin)
                   if segment_table is not None else None)
     if log is not None:
         if qrels is not None or runs is not None:
@@ -173,7 +177,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             raise OptionError(f"{', '.join(m.spelling for m in diverse_measures)} read subtopic qrels, which a log has "
                               f"not: pass qrels (with a subtopic column) and runs")
         source = read_table(con, log, "log", fmt=log_format, columns={**columns, "label": label},
-                            label_map=label_map, extra=own_segments, literal=literal)
+                            label_map=label_map, extra=own_segments, literal=literal, stdin=stdin)
         source = reshaped(con, source, exclusions, attributes, segments, keep_order)
         run_source, qrels_source = split_log(con, source, segments)
         sources, run_sources = [source, run_source, qrels_source], [run_source]
@@ -183,11 +187,11 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         if not run_list:
             raise OptionError("pass at least one run")
         qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns, literal=literal,
-                                  subtopics=bool(diverse))
+                                  subtopics=bool(diverse), stdin=stdin)
         if diverse and SUBTOPIC not in qrels_source.columns:
             raise InputError(subtopic_problem(diverse_measures, qrels_source, subtopic_col))
-        run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
-                       for run in run_list]
+        run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal,
+                                  stdin=stdin) for run in run_list]
         run_sources = [empty_typed_as(con, run, qrels_source) for run in run_sources]
         qrels_source = empty_typed_as(con, qrels_source, run_sources[0])
         check_id_types(qrels_source, run_sources)
@@ -197,7 +201,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     top_k = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "top_k"]
     tables: dict[str, str | None] = {}
     if top_k:
-        read = read_top_k_inputs(con, [m for _, m in top_k], train, items, columns, run_sources, literal)
+        read = read_top_k_inputs(con, [m for _, m in top_k], train, items, columns, run_sources, literal, stdin)
         tables = {name: source.view if source else None for name, source in read.items()}
         sources.extend(source for source in read.values() if source)
     table = fresh_name("results")
