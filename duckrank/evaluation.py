@@ -16,10 +16,10 @@ import duckdb
 from duckrank._borrowed import BorrowedConnection
 from duckrank._checks import (check_id_types, empty_typed_as, no_common_queries, option_problems, read_top_k_inputs,
                               sampled_measures, subtopic_convention_problems, subtopic_problem, translate_error)
-from duckrank._duckdb_sql import (batched_per_query, build_plan, corrections, cut_plan, lean_case, log_values_sql,
+from duckrank._duckdb_sql import (batched_per_query, corrections, cut_views, lean_case, log_values_sql,
                                   missing_queries, per_query_sql, query_batches, read_training_pairs_once, reshaped,
-                                  run_tags, split_log, subtopic_values_sql, summary_sql, top_k_values_sql, top_lists,
-                                  worded_problem)
+                                  run_tags, scored_views, split_log, subtopic_values_sql, summary_sql, top_k_values_sql,
+                                  top_lists, worded_problem)
 from duckrank._library import configure, connect, holds_library, interruptible, load_as_guest, shared_cursor
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
@@ -205,37 +205,37 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         tables = {name: source.view if source else None for name, source in read.items()}
         sources.extend(source for source in read.values() if source)
     table = fresh_name("results")
-    plan = None
+    views = None
     try:
-        plan = build_plan(con, run_sources, qrels_source, run_names, segments, attributes)
+        views = scored_views(con, run_sources, qrels_source, run_names, segments, attributes)
         ranking = [m for m in parsed if m.summary != "log"]
         ranked = [m for m in parsed if m.ranked]
         depth, slices = None, []
         if top_k:
             tables = read_training_pairs_once(con, tables)
-            depth, slices = top_lists(con, plan, [m for _, m in top_k], conventions)
-        ranked_plan = cut_plan(con, plan, parsed, depth, slices, conventions)
-        batches = query_batches(con, ranked_plan) if ranked else 1
-        estimates = corrections(con, ranked_plan, parsed, conventions)
-        parts = (batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1
-                 else [per_query_sql(ranked_plan, parsed, conventions, estimates=estimates,
+            depth, slices = top_lists(con, views, [m for _, m in top_k], conventions)
+        ranked_views = cut_views(con, views, parsed, depth, slices, conventions)
+        batches = query_batches(con, ranked_views) if ranked else 1
+        estimates = corrections(con, ranked_views, parsed, conventions)
+        parts = (batched_per_query(con, ranked_views, parsed, conventions, batches, estimates) if batches > 1
+                 else [per_query_sql(ranked_views, parsed, conventions, estimates=estimates,
                                       lean=lean_case([m for m in parsed if m not in diverse_measures],
                                                      batches))] if ranked else [])
         if diverse:  # never batched: few queries judge subtopics
-            subtopic_sql = subtopic_values_sql(plan, diverse, conventions)
+            subtopic_sql = subtopic_values_sql(views, diverse, conventions)
             parts = [f"{parts[0]} UNION ALL {subtopic_sql}", *parts[1:]] if parts else [subtopic_sql]
         if top_k:  # never batched: coverage is over every query at once
-            top_k_sql = top_k_values_sql(plan, top_k, conventions, tables, slices)
+            top_k_sql = top_k_values_sql(views, top_k, conventions, tables, slices)
             parts = [f"{parts[0]} UNION ALL {top_k_sql}", *parts[1:]] if parts else [top_k_sql]
         log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
         if log_measures:
-            log_sql = log_values_sql(con, plan, log_measures, rel_level, source if log is not None else None)
+            log_sql = log_values_sql(con, views, log_measures, rel_level, source if log is not None else None)
             parts = [f"{parts[0]} UNION ALL {log_sql}", *parts[1:]] if parts else [log_sql]
-        runs_sql = ", ".join(f"({i}, {sql_text(n)})" for i, n in enumerate(plan.runs))
+        runs_sql = ", ".join(f"({i}, {sql_text(n)})" for i, n in enumerate(views.runs))
         per_query = [f"SELECT r.run_index, p.* FROM ({part}) p JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)"
                      for part in parts]
         if summary_only and len(per_query) == 1:
-            rows = con.execute(summary_sql(f"({per_query[0]})", plan.runs, parsed, segments, std, scored=True)
+            rows = con.execute(summary_sql(f"({per_query[0]})", views.runs, parsed, segments, std, scored=True)
                                ).fetchall()
             scored = {row[-3] for row in rows if row[-1]}
             rows = [row[:-1] for row in rows]
@@ -243,8 +243,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
                 error = no_common_queries(con, run_sources, qrels_source)
                 if error:
                     raise error
-            missing = missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-            return Results(con, plan.runs, parsed, None, segments, rows, missing, run_tags(plan, run_sources), std)
+            missing = missing_queries(con, views, qrels_source) if count_missing and log is None else []
+            return Results(con, views.runs, parsed, None, segments, rows, missing, run_tags(views, run_sources), std)
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
         measures_sql = ", ".join(f"({i}, {sql_text(m.spelling)}, {sql_literal(m.metric.per_query)})"
                                  for i, m in enumerate(parsed))
@@ -255,16 +255,16 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         for part in per_query[1:]:
             con.execute(f"INSERT INTO {table} {part}").fetchall()
     except duckdb.Error as error:
-        if plan is not None:
-            error = worded_problem(con, error, plan, run_sources, qrels_source, parsed, conventions)
+        if views is not None:
+            error = worded_problem(con, error, views, run_sources, qrels_source, parsed, conventions)
         raise translate_error(error, sources, con) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
         error = no_common_queries(con, run_sources, qrels_source)
         if error:
             raise error
-    missing = missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-    return Results(con, plan.runs, parsed, table, segments, missing=missing, tags=run_tags(plan, run_sources), std=std)
+    missing = missing_queries(con, views, qrels_source) if count_missing and log is None else []
+    return Results(con, views.runs, parsed, table, segments, missing=missing, tags=run_tags(views, run_sources), std=std)
 
 
 @interruptible

@@ -490,7 +490,7 @@ def test_batches_of_queries_give_the_same_per_query_values(monkeypatch, options)
         return sorted(duckrank.evaluate(QRELS, RUN, measures, per_query=True, **options).fetchall())
 
     whole = per_query()
-    monkeypatch.setattr(evaluation, "query_batches", lambda con, plan: 4)
+    monkeypatch.setattr(evaluation, "query_batches", lambda con, views: 4)
     assert per_query() == whole
     assert {measure for _, measure, _ in whole} == set(measures)
 
