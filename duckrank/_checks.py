@@ -14,7 +14,7 @@ import duckdb
 from duckrank._library import library_digest, memory_problem
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError, quoted
-from duckrank.inputs import SUBTOPIC, InputView, read_items, read_table
+from duckrank.inputs import SUBTOPIC, InputView, StandardInput, read_items, read_table
 from duckrank.measures import Measure, sql_literal
 from duckrank.options import CONVENTIONS, OPTIONS, SUBTOPIC_TIES, SUBTOPIC_UNJUDGED
 from duckrank.registry import METRICS
@@ -151,7 +151,7 @@ def subtopic_problem(measures: list[Measure], qrels: InputView, subtopic_col: st
 
 def read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], train: Any, items: Any,
                        columns: dict[str, str | None], runs: list[InputView],
-                       literal: bool | None) -> dict[str, InputView | None]:
+                       literal: bool | None, stdin: StandardInput) -> dict[str, InputView | None]:
     """The training interactions and item features the beyond-accuracy measures read, checked against
     what they need; their ids must be of the run's kind (text or numbers), as qrels' are."""
     needs_train = [m.spelling for m in measures if "train" in m.metric.inputs]
@@ -162,8 +162,10 @@ def read_top_k_inputs(con: duckdb.DuckDBPyConnection, measures: list[Measure], t
     if needs_items and items is None:
         raise OptionError(f"{', '.join(map(repr, needs_items))} need item features (similarity=features): pass "
                           f"items= (duckrank eval --items FILE), a table of doc_id and feature columns")
-    read = {"train": read_table(con, train, "train", columns=columns, literal=literal) if needs_train else None,
-            "items": read_items(con, items, doc_col=columns.get("doc_id"), literal=literal) if needs_items else None}
+    read = {"train": read_table(con, train, "train", columns=columns, literal=literal, stdin=stdin) if needs_train
+            else None,
+            "items": read_items(con, items, doc_col=columns.get("doc_id"), literal=literal, stdin=stdin) if needs_items
+            else None}
     for source in read.values():
         if source is not None:
             check_id_types(source, runs)

@@ -39,10 +39,11 @@ _NAN_SQL = "CAST('NaN' AS DOUBLE)"
 
 
 @dataclass
-class Plan:
-    """The run and qrels views duckrank.ranked reads. Plain views when one run is scored whole;
-    otherwise query_id is a struct {run, by_0, ..., query} so that one pass scores every run and
-    segment, and `fields` lists the struct's fields beside `query`."""
+class ScoredViews:
+    """The run and qrels views duckrank.ranked reads, and the runs' names and segment columns they
+    hold (what to rank and compute is duckrank.plan's). Plain views when one run is scored whole;
+    otherwise query_id is a struct {run, by_0, ..., query} (by_i the segment column `by[i]`) so that
+    one pass scores every run and segment."""
 
     run_view: str
     qrels_view: str
@@ -110,13 +111,13 @@ def tagged_names(names: list[str], tags: list[str | None]) -> list[str] | None:
     return tagged if any(tags) and len(set(tagged)) == len(tagged) else None
 
 
-def run_tags(plan: Plan, runs: list[InputView]) -> list[str | None]:
-    """Each of the plan's runs' TREC tag: none when one input was split into runs by its run_id."""
-    return [source.name for source in runs] if len(runs) == len(plan.runs) else [None] * len(plan.runs)
+def run_tags(views: ScoredViews, runs: list[InputView]) -> list[str | None]:
+    """Each of the scored runs' TREC tag: none when one input was split into runs by its run_id."""
+    return [source.name for source in runs] if len(runs) == len(views.runs) else [None] * len(views.runs)
 
 
-def build_plan(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: InputView, names: list[str] | None,
-          by: list[str], attributes: InputView | None = None) -> Plan:
+def scored_views(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: InputView, names: list[str] | None,
+                 by: list[str], attributes: InputView | None = None) -> ScoredViews:
     """Name the runs and build the views one duckrank.ranked pass scores. A list entry is one run,
     named by run_names= or its path; a lone run is split by its run_id column when that holds
     several values, and named by it when it holds one. A TREC text file is one run whatever its
@@ -142,12 +143,12 @@ def build_plan(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: Inp
     if len(set(run_names)) != len(run_names):
         repeated = next(name for name in run_names if run_names.count(name) > 1)
         raise InputError(f"two runs share the name {quoted_path(repeated)}; give each run its own name (run_names=)")
-    plan = Plan(runs[0].view, qrels.view, run_names, list(by))
-    if not plan.keyed:
-        return plan
+    views = ScoredViews(runs[0].view, qrels.view, run_names, list(by))
+    if not views.keyed:
+        return views
     fields = "".join(f", by_{i} := by_{i}" for i in range(len(by)))
-    plan.run_view, plan.qrels_view = fresh_name("runs"), fresh_name("qrels")
-    con.execute(f"CREATE TEMP VIEW {plan.run_view} AS SELECT struct_pack(run := run{fields}, query := query_id) "
+    views.run_view, views.qrels_view = fresh_name("runs"), fresh_name("qrels")
+    con.execute(f"CREATE TEMP VIEW {views.run_view} AS SELECT struct_pack(run := run{fields}, query := query_id) "
                 f"AS query_id, doc_id, score FROM ({union})").fetchall()
     subtopic = ", q.subtopic" if SUBTOPIC in qrels.columns else ""
     values = ", ".join(f"({sql_text(n)})" for n in run_names)
@@ -169,24 +170,24 @@ def build_plan(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: Inp
                   f"query_id FROM {qrels.view}) q CROSS JOIN (VALUES {values}) r(run) ANTI JOIN "
                   f"(SELECT DISTINCT run, query_id FROM ({union})) u ON u.run = r.run AND u.query_id = q.query_id) m "
                   f"LEFT JOIN {lookup} s ON s.query_id = m.query_id")
-        con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := k.run{from_keys}, "
+        con.execute(f"CREATE TEMP VIEW {views.qrels_view} AS SELECT struct_pack(run := k.run{from_keys}, "
                     f"query := q.query_id) AS query_id, q.doc_id, q.relevance{subtopic} FROM {qrels.view} q "
                     f"JOIN (SELECT DISTINCT {keys} FROM ({union}) UNION ALL {missed}) k "
                     f"ON k.query_id = q.query_id").fetchall()
     else:  # every run is judged on every qrels query, so complete := true still sees missed queries
-        con.execute(f"CREATE TEMP VIEW {plan.qrels_view} AS SELECT struct_pack(run := r.run, query := q.query_id) "
+        con.execute(f"CREATE TEMP VIEW {views.qrels_view} AS SELECT struct_pack(run := r.run, query := q.query_id) "
                     f"AS query_id, q.doc_id, q.relevance{subtopic} FROM {qrels.view} q CROSS JOIN (VALUES {values}) r(run)").fetchall()
-    return plan
+    return views
 
 
-def _ranked_call(plan: Plan, ranking: RankingPass) -> str:
+def _ranked_call(views: ScoredViews, ranking: RankingPass) -> str:
     """duckrank.rank_queries with every argument spelled out (the options were checked already)."""
     args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not value else sql_literal(value)
                      for name, value in ranking.arguments.items())
-    return f"duckrank.rank_queries({sql_text(plan.qrels_view)}, {sql_text(plan.run_view)}, {args})"
+    return f"duckrank.rank_queries({sql_text(views.qrels_view)}, {sql_text(views.run_view)}, {args})"
 
 
-def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
+def per_query_sql(views: ScoredViews, measures: list[Measure], conventions: dict[str, Any],
                    g_max: float | None = None, estimates: dict[int, str] | None = None, lean: bool = False,
                    rows: int = 0) -> str:
     """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
@@ -195,13 +196,13 @@ def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, An
     corrected measure's f~ (corrections). lean: each pass rendered with no macro call once
     duckrank.lean renders it (rows: the run's, which can make that the first call), for the cases
     lean_case admits."""
-    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
+    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in views.key_columns())
     empty = sql_literal(conventions["empty"])
     ctes, selects = [], []
     for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
         rendered = lean_pass_sql(ranking.arguments, [
             measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
-            for i in ranking.measures], plan.run_view, plan.qrels_view, rows) if lean else None
+            for i in ranking.measures], views.run_view, views.qrels_view, rows) if lean else None
         if rendered is not None:
             ctes.append(f"g{group} AS ({rendered})")
             columns = [_value_text(f"v{j}", measures[i]) for j, i in enumerate(ranking.measures)]
@@ -209,20 +210,20 @@ def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, An
             aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
                           else measures[i].sampled_sql((estimates or {}).get(i)) for i in ranking.measures]
             computed = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(ranking.measures, aggregates))
-            ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {computed} FROM {_ranked_call(plan, ranking)} q)")
+            ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {computed} FROM {_ranked_call(views, ranking)} q)")
             columns = [_value_text(measures[i].metric.per_query_value(f"m{i}", "num_rel", empty), measures[i])
                        for i in ranking.measures]
-        selects.extend(f"SELECT {keys}{plan.query_expression()} AS query_id, {i} AS measure_index, "
+        selects.extend(f"SELECT {keys}{views.query_expression()} AS query_id, {i} AS measure_index, "
                        f"{column} FROM g{group}" for i, column in zip(ranking.measures, columns))
     return (f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) "
             f"WHERE value IS NOT NULL OR text IS NOT NULL")
 
 
-def worded_problem(con: duckdb.DuckDBPyConnection, error: duckdb.Error, plan: Plan, runs: list[InputView],
+def worded_problem(con: duckdb.DuckDBPyConnection, error: duckdb.Error, views: ScoredViews, runs: list[InputView],
                    qrels: InputView, measures: list[Measure], conventions: dict[str, Any]) -> duckdb.Error:
     """`error` as the macros word it for the run that has it when a check found a data problem that
     its message cannot name: a lean statement's (lean.CHECK_FIRED, no wording), or one that names a
-    view of duckrank's own instead of an input: a keyed plan's (the view of every run, and a
+    view of duckrank's own instead of an input: keyed views' (the view of every run, and a
     {run, query} key) or a batch's. Each run's duckrank.rank_queries passes run over its own view
     until one raises; any other error is returned as it is."""
     message = str(error)
@@ -230,7 +231,7 @@ def worded_problem(con: duckdb.DuckDBPyConnection, error: duckdb.Error, plan: Pl
     if CHECK_FIRED not in message and not fresh_names_in(message) - inputs:
         return error
     for run in runs:
-        own = Plan(run.view, qrels.view, [run.label])
+        own = ScoredViews(run.view, qrels.view, [run.label])
         for ranking in ranking_passes(measures, conventions):
             try:
                 con.execute(f"SELECT count(*) FROM {_ranked_call(own, ranking)}").fetchall()
@@ -239,10 +240,10 @@ def worded_problem(con: duckdb.DuckDBPyConnection, error: duckdb.Error, plan: Pl
     return error
 
 
-def subtopic_values_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any]) -> str:
+def subtopic_values_sql(views: ScoredViews, measures: list[tuple[int, Measure]], conventions: dict[str, Any]) -> str:
     """The diversity measures (sql/34_diversity_metrics.sql): one duckrank.rank_subtopics pass per
     relevance level, complete and unjudged rule and alpha, its measures' values unnested into rows."""
-    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
+    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in views.key_columns())
     empty = sql_literal(conventions["empty"])
     groups: dict[tuple, list[tuple[int, Measure]]] = {}
     for index, measure in measures:
@@ -259,9 +260,9 @@ def subtopic_values_sql(plan: Plan, measures: list[tuple[int, Measure]], convent
         values = ", ".join(measure.metric.per_query_value(measure.aggregate_sql(), "q.num_rel", empty)
                            for _, measure in members)
         selects.append(
-            f"SELECT * FROM (SELECT {keys}{plan.query_expression()} AS query_id, unnest([{indexes}]) AS measure_index, "
+            f"SELECT * FROM (SELECT {keys}{views.query_expression()} AS query_id, unnest([{indexes}]) AS measure_index, "
             f"unnest([{values}]) AS value, CAST(NULL AS VARCHAR) AS text "
-            f"FROM duckrank.rank_subtopics({sql_text(plan.qrels_view)}, {sql_text(plan.run_view)}, {arguments}) q) "
+            f"FROM duckrank.rank_subtopics({sql_text(views.qrels_view)}, {sql_text(views.run_view)}, {arguments}) q) "
             f"WHERE value IS NOT NULL")
     return " UNION ALL ".join(selects)
 
@@ -281,29 +282,29 @@ def lean_case(measures: list[Measure], batches: int) -> bool:
     return batches == 1 and all(m.ranked and m.catalog is None for m in measures) and lean_available()
 
 
-def log_values_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tuple[int, Measure]],
+def log_values_sql(con: duckdb.DuckDBPyConnection, views: ScoredViews, measures: list[tuple[int, Measure]],
              rel_level: float, log: InputView | None) -> str:
     """GAUC and global AUC are whole-log values: one macro call per (run, segment) slice of a log.
     A log given as such is read as it is; otherwise the log is built from the run and qrels (an
     unjudged impression is a negative; only judged queries count)."""
-    if log is not None and not plan.keyed:
+    if log is not None and not views.keyed:
         log_view = log.view
     else:
         log_view = fresh_name("log")
         con.execute(
             f"CREATE TEMP VIEW {log_view} AS SELECT r.query_id, r.doc_id, r.score, coalesce(q.relevance, 0) AS label "
-            f"FROM {plan.run_view} r LEFT JOIN {plan.qrels_view} q ON q.query_id = r.query_id AND q.doc_id = r.doc_id "
-            f"WHERE r.query_id IN (SELECT query_id FROM {plan.qrels_view})").fetchall()
-    key_columns = plan.key_columns()
-    if plan.keyed:
+            f"FROM {views.run_view} r LEFT JOIN {views.qrels_view} q ON q.query_id = r.query_id AND q.doc_id = r.doc_id "
+            f"WHERE r.query_id IN (SELECT query_id FROM {views.qrels_view})").fetchall()
+    key_columns = views.key_columns()
+    if views.keyed:
         expressions = ", ".join(expression for _, expression in key_columns)
         slices = con.sql(f"SELECT DISTINCT {expressions} FROM {log_view} ORDER BY ALL").fetchall()
     else:
-        slices = [(plan.runs[0],)]
+        slices = [(views.runs[0],)]
     selects = []
     for values in slices:
         source = log_view
-        if plan.keyed:
+        if views.keyed:
             source = fresh_name("log_slice")
             condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_text(value)}"
                                      for (_, expression), value in zip(key_columns, values))
@@ -322,28 +323,28 @@ def log_values_sql(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[tu
     return " UNION ALL ".join(selects)
 
 
-def _slices(con: duckdb.DuckDBPyConnection, plan: Plan) -> list[tuple[tuple, str, str]]:
-    """Each (run, segment) slice of a plan as (its key values, run view, qrels view) whose query_id is
+def _slices(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> list[tuple[tuple, str, str]]:
+    """Each (run, segment) slice of the views as (its key values, run view, qrels view) whose query_id is
     the query itself (what training interactions call the user)."""
-    if not plan.keyed:
-        return [((plan.runs[0],), plan.run_view, plan.qrels_view)]
-    key_columns = plan.key_columns()
+    if not views.keyed:
+        return [((views.runs[0],), views.run_view, views.qrels_view)]
+    key_columns = views.key_columns()
     expressions = ", ".join(expression for _, expression in key_columns)
     slices = []
-    for values in con.sql(f"SELECT DISTINCT {expressions} FROM {plan.run_view} ORDER BY ALL").fetchall():
+    for values in con.sql(f"SELECT DISTINCT {expressions} FROM {views.run_view} ORDER BY ALL").fetchall():
         condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_text(value)}"
                                  for (_, expression), value in zip(key_columns, values))
-        views = []
-        for view, columns in ((plan.run_view, "doc_id, score"), (plan.qrels_view, "doc_id, relevance")):
+        slice_views = []
+        for view, columns in ((views.run_view, "doc_id, score"), (views.qrels_view, "doc_id, relevance")):
             name = fresh_name("slice")
             con.execute(f"CREATE TEMP VIEW {name} AS SELECT query_id.query AS query_id, {columns} FROM {view} "
                         f"WHERE {condition}").fetchall()
-            views.append(name)
-        slices.append((values, *views))
+            slice_views.append(name)
+        slices.append((values, *slice_views))
     return slices
 
 
-def top_lists(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+def top_lists(con: duckdb.DuckDBPyConnection, views: ScoredViews, measures: list[Measure],
                conventions: dict[str, Any]) -> tuple[int | None, list[tuple[tuple, dict[float, str]]]]:
     """The run ranked once for every beyond-accuracy measure: each (run, segment) slice's top lists
     (duckrank.recommended) as deep as the deepest measure reads (None: whole lists), one table per
@@ -356,7 +357,7 @@ def top_lists(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure
     # the measures a refusal (ties := 'average') names
     names = sql_text(", ".join(dict.fromkeys(m.spelling for m in measures)))
     slices = []
-    for values, run_view, qrels_view in _slices(con, plan):
+    for values, run_view, qrels_view in _slices(con, views):
         tables = {}
         for level in levels:
             ranking = {**conventions, "k": depth, "rel_level": level}
@@ -380,12 +381,12 @@ def read_training_pairs_once(con: duckdb.DuckDBPyConnection, tables: dict[str, s
     return {**tables, "train": pairs}
 
 
-def top_k_values_sql(plan: Plan, measures: list[tuple[int, Measure]], conventions: dict[str, Any],
+def top_k_values_sql(views: ScoredViews, measures: list[tuple[int, Measure]], conventions: dict[str, Any],
                tables: dict[str, str | None], slices: list[tuple[tuple, dict[float, str]]]) -> str:
     """The beyond-accuracy measures (sql/42_beyond_accuracy.sql): each reads its table macro over a
     slice's top lists (top_lists) and the training (and item) tables. A measure of the whole set
     (coverage) gives one row with no query_id."""
-    key_columns = plan.key_columns()
+    key_columns = views.key_columns()
     selects = []
     for values, lists in slices:
         constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
@@ -399,18 +400,18 @@ def top_k_values_sql(plan: Plan, measures: list[tuple[int, Measure]], convention
     return " UNION ALL ".join(selects)
 
 
-def cut_plan(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure], depth: int | None,
-              slices: list[tuple[tuple, dict[float, str]]], conventions: dict[str, Any]) -> Plan:
-    """The plan the ranking measures read: when the run was ranked into top lists anyway and the
+def cut_views(con: duckdb.DuckDBPyConnection, views: ScoredViews, measures: list[Measure], depth: int | None,
+              slices: list[tuple[tuple, dict[float, str]]], conventions: dict[str, Any]) -> ScoredViews:
+    """The views the ranking measures read: when the run was ranked into top lists anyway and the
     measures may be scored from them (duckrank.plan.reads_top_lists), the run's rows of those lists,
     so that each ranking pass sorts k docs a query, not the whole run (one run, no segments)."""
-    if plan.keyed or not reads_top_lists(measures, depth, conventions):
-        return plan
+    if views.keyed or not reads_top_lists(measures, depth, conventions):
+        return views
     (_, lists), = slices
     table = fresh_name("run_top")
-    con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM duckrank.run_top({sql_text(plan.run_view)}, "
+    con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM duckrank.run_top({sql_text(views.run_view)}, "
                 f"{sql_text(next(iter(lists.values())))})").fetchall()
-    return dataclasses.replace(plan, run_view=table)
+    return dataclasses.replace(views, run_view=table)
 
 
 def reshaped(con: duckdb.DuckDBPyConnection, source: InputView, exclusions: InputView | None,
@@ -445,18 +446,18 @@ def reshaped(con: duckdb.DuckDBPyConnection, source: InputView, exclusions: Inpu
     return dataclasses.replace(source, view=view) if view != source.view else source
 
 
-def missing_queries(con: duckdb.DuckDBPyConnection, plan: Plan, qrels: InputView) -> list[tuple[str, int, int]]:
+def missing_queries(con: duckdb.DuckDBPyConnection, views: ScoredViews, qrels: InputView) -> list[tuple[str, int, int]]:
     """For each run: how many qrels queries it lacks (they are not scored unless complete), of how many."""
-    run_query = "query_id.query" if plan.keyed else "query_id"
-    run_name = "query_id.run" if plan.keyed else sql_text(plan.runs[0])
-    names = ", ".join(f"({sql_text(name)})" for name in plan.runs)
+    run_query = "query_id.query" if views.keyed else "query_id"
+    run_name = "query_id.run" if views.keyed else sql_text(views.runs[0])
+    names = ", ".join(f"({sql_text(name)})" for name in views.runs)
     rows = con.execute(
         f"WITH judged AS (SELECT DISTINCT query_id FROM {qrels.view}), "
-        f"ranked AS (SELECT DISTINCT {run_name} AS run, {run_query} AS query_id FROM {plan.run_view}) "
+        f"ranked AS (SELECT DISTINCT {run_name} AS run, {run_query} AS query_id FROM {views.run_view}) "
         f"SELECT r.run, count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM ranked x WHERE x.run = r.run "
         f"AND x.query_id = j.query_id)), count(*) "
         f"FROM (VALUES {names}) r(run) CROSS JOIN judged j GROUP BY r.run").fetchall()
-    order = {name: i for i, name in enumerate(plan.runs)}
+    order = {name: i for i, name in enumerate(views.runs)}
     return sorted(rows, key=lambda row: order[row[0]])
 
 
@@ -479,9 +480,9 @@ BYTES_PER_RUN_ROW = 100
 MAX_BATCHES = 128  # each batch reads the run once: past this, spilling is the lesser cost
 
 
-def query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> tuple[int, int]:
+def query_batches(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> tuple[int, int]:
     """(batches, the run's rows)."""
-    rows = con.execute(f"SELECT count(*) FROM {quote_identifier(plan.run_view)}").fetchall()[0][0]
+    rows = con.execute(f"SELECT count(*) FROM {quote_identifier(views.run_view)}").fetchall()[0][0]
     return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (memory_limit_bytes(con) * 0.8)))), rows
 
 
@@ -490,7 +491,7 @@ def query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> tuple[int, int]
 _ESTIMATES: dict[tuple[str, str, int, str], list[float]] = {}
 
 
-def corrections(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+def corrections(con: duckdb.DuckDBPyConnection, views: ScoredViews, measures: list[Measure],
                  conventions: dict[str, Any]) -> dict[int, str]:
     """Each corrected measure's f~ for the numbers of negatives m its queries have, as SQL: a MAP
     from m to the list f~(1..m+1). The queries' m are read by the ranking pass that scores it."""
@@ -501,7 +502,7 @@ def corrections(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measu
             continue
         negatives = con.execute(
             f"SELECT coalesce(list(DISTINCT duckrank.sampled_negatives(q) ORDER BY duckrank.sampled_negatives(q)), "
-            f"[]) FROM {_ranked_call(plan, ranking)} q").fetchall()[0][0]
+            f"[]) FROM {_ranked_call(views, ranking)} q").fetchall()[0][0]
         for index in corrected:
             measure = measures[index]
             values, correction = measure.metric_values_sql(), measure.params["correction"]
@@ -519,18 +520,18 @@ def corrections(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measu
     return maps
 
 
-def batched_per_query(con: duckdb.DuckDBPyConnection, plan: Plan, measures: list[Measure],
+def batched_per_query(con: duckdb.DuckDBPyConnection, views: ScoredViews, measures: list[Measure],
                        conventions: dict[str, Any], batches: int, estimates: dict[int, str]) -> list[str]:
     """The per-query SELECT of each batch of queries (split by a hash of the query key)."""
-    top = con.execute(f"SELECT greatest(max(relevance), 0) FROM {quote_identifier(plan.qrels_view)}").fetchall()[0][0]
+    top = con.execute(f"SELECT greatest(max(relevance), 0) FROM {quote_identifier(views.qrels_view)}").fetchall()[0][0]
     selects = []
     for batch in range(batches):
-        views = []
-        for view in (plan.run_view, plan.qrels_view):
+        batch_views = []
+        for view in (views.run_view, views.qrels_view):
             name = fresh_name("batch")
             con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {quote_identifier(view)} "
                         f"WHERE hash(query_id) % {batches} = {batch}").fetchall()
-            views.append(name)
-        part = dataclasses.replace(plan, run_view=views[0], qrels_view=views[1])
+            batch_views.append(name)
+        part = dataclasses.replace(views, run_view=batch_views[0], qrels_view=batch_views[1])
         selects.append(per_query_sql(part, measures, conventions, g_max=top, estimates=estimates))
     return selects

@@ -16,15 +16,15 @@ import duckdb
 from duckrank._borrowed import BorrowedConnection
 from duckrank._checks import (check_id_types, empty_typed_as, no_common_queries, option_problems, read_top_k_inputs,
                               sampled_measures, subtopic_convention_problems, subtopic_problem, translate_error)
-from duckrank._duckdb_sql import (batched_per_query, build_plan, corrections, cut_plan, lean_case, log_values_sql,
+from duckrank._duckdb_sql import (batched_per_query, corrections, cut_views, lean_case, log_values_sql,
                                   missing_queries, per_query_sql, query_batches, read_training_pairs_once, reshaped,
-                                  run_tags, split_log, subtopic_values_sql, summary_sql, top_k_values_sql, top_lists,
-                                  worded_problem)
+                                  run_tags, scored_views, split_log, subtopic_values_sql, summary_sql, top_k_values_sql,
+                                  top_lists, worded_problem)
 from duckrank._library import configure, connect, holds_library, interruptible, load_as_guest, shared_cursor
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
 from duckrank.errors import DuckrankError, InputError, OptionError
-from duckrank.inputs import SUBTOPIC, read_table, stdin_problem
+from duckrank.inputs import SUBTOPIC, StandardInput, read_table, stdin_problem
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.options import CONVENTIONS
 from duckrank.peer_inputs import runs_and_names
@@ -99,14 +99,16 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             empty: str | None = None, unjudged: str | None = None, gain: str | None = None,
             gain_map: dict[float, float] | None = None, duplicates: str | None = None, sampled: int | None = None,
             correction: str | None = None, literal: bool | None = None, summary_only: bool = False,
-            std: bool = False, train: Any = None, items: Any = None) -> Results:
+            std: bool = False, train: Any = None, items: Any = None, stdin: StandardInput | None = None) -> Results:
     """Evaluate one or more runs (or one log) against qrels for every measure, in one pass per
     ranking convention; see duckrank.evaluate for the friendly front door.
 
     Without con= (and engine settings) the work runs on a cursor of duckrank's process-wide
     connection, whose macros are loaded once. summary_only computes the summary rows in the same
     query and keeps no per-query table. std adds each mean's standard deviation to the summary
-    (<measure>_std). A convention left None takes the registry's default."""
+    (<measure>_std). A convention left None takes the registry's default. `stdin`: standard input's
+    copy, for a caller that evaluates the same '-' more than once (duckrank.report); one of its own
+    otherwise."""
     if not isinstance(std, bool):
         raise OptionError(f"std must be True or False, got {std!r}")
     parsed = parse_measures(list(measures) if not isinstance(measures, str) else measures)
@@ -139,6 +141,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
                                  ("items", items)])
     if stdin_twice:
         raise OptionError(stdin_twice)
+    stdin = stdin or StandardInput()
     if segment_table is not None and not segments:
         raise OptionError("segments= is a table of query attributes: name the columns to score by with by=")
     if con is not None:
@@ -162,9 +165,10 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     # segment columns come from the run (or log), or all from a segments table joined on the query id
     own_segments = [] if segment_table is not None else segments
     keep_order = conventions["ties"] == "input"  # the only tie rule that reads the run's row order
-    exclusions = (read_table(con, exclude, "exclude", columns=columns, literal=literal)
+    exclusions = (read_table(con, exclude, "exclude", columns=columns, literal=literal, stdin=stdin)
                   if exclude is not None else None)
-    attributes = (read_table(con, segment_table, "segments", columns=columns, extra=segments, literal=literal)
+    attributes = (read_table(con, segment_table, "segments", columns=columns, extra=segments, literal=literal,
+                             stdin=stdin)
                   if segment_table is not None else None)
     if log is not None:
         if qrels is not None or runs is not None:
@@ -173,7 +177,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             raise OptionError(f"{', '.join(m.spelling for m in diverse_measures)} read subtopic qrels, which a log has "
                               f"not: pass qrels (with a subtopic column) and runs")
         source = read_table(con, log, "log", fmt=log_format, columns={**columns, "label": label},
-                            label_map=label_map, extra=own_segments, literal=literal)
+                            label_map=label_map, extra=own_segments, literal=literal, stdin=stdin)
         source = reshaped(con, source, exclusions, attributes, segments, keep_order)
         run_source, qrels_source = split_log(con, source, segments)
         sources, run_sources = [source, run_source, qrels_source], [run_source]
@@ -183,11 +187,11 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         if not run_list:
             raise OptionError("pass at least one run")
         qrels_source = read_table(con, qrels, "qrels", fmt=qrels_format, columns=columns, literal=literal,
-                                  subtopics=bool(diverse))
+                                  subtopics=bool(diverse), stdin=stdin)
         if diverse and SUBTOPIC not in qrels_source.columns:
             raise InputError(subtopic_problem(diverse_measures, qrels_source, subtopic_col))
-        run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
-                       for run in run_list]
+        run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal,
+                                  stdin=stdin) for run in run_list]
         if run_names is not None:
             run_sources = [source.named(name) for source, name in zip(run_sources, run_names)]
         run_sources = [empty_typed_as(con, run, qrels_source) for run in run_sources]
@@ -199,41 +203,41 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     top_k = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "top_k"]
     tables: dict[str, str | None] = {}
     if top_k:
-        read = read_top_k_inputs(con, [m for _, m in top_k], train, items, columns, run_sources, literal)
+        read = read_top_k_inputs(con, [m for _, m in top_k], train, items, columns, run_sources, literal, stdin)
         tables = {name: source.view if source else None for name, source in read.items()}
         sources.extend(source for source in read.values() if source)
     table = fresh_name("results")
-    plan = None
+    views = None
     try:
-        plan = build_plan(con, run_sources, qrels_source, run_names, segments, attributes)
+        views = scored_views(con, run_sources, qrels_source, run_names, segments, attributes)
         ranking = [m for m in parsed if m.summary != "log"]
         ranked = [m for m in parsed if m.ranked]
         depth, slices = None, []
         if top_k:
             tables = read_training_pairs_once(con, tables)
-            depth, slices = top_lists(con, plan, [m for _, m in top_k], conventions)
-        ranked_plan = cut_plan(con, plan, parsed, depth, slices, conventions)
-        batches, rows = query_batches(con, ranked_plan) if ranked else (1, 0)
-        estimates = corrections(con, ranked_plan, parsed, conventions)
-        parts = (batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1
-                 else [per_query_sql(ranked_plan, parsed, conventions, estimates=estimates,
+            depth, slices = top_lists(con, views, [m for _, m in top_k], conventions)
+        ranked_views = cut_views(con, views, parsed, depth, slices, conventions)
+        batches, rows = query_batches(con, ranked_views) if ranked else (1, 0)
+        estimates = corrections(con, ranked_views, parsed, conventions)
+        parts = (batched_per_query(con, ranked_views, parsed, conventions, batches, estimates) if batches > 1
+                 else [per_query_sql(ranked_views, parsed, conventions, estimates=estimates,
                                       lean=lean_case([m for m in parsed if m not in diverse_measures],
                                                      batches), rows=rows)] if ranked else [])
         if diverse:  # never batched: few queries judge subtopics
-            subtopic_sql = subtopic_values_sql(plan, diverse, conventions)
+            subtopic_sql = subtopic_values_sql(views, diverse, conventions)
             parts = [f"{parts[0]} UNION ALL {subtopic_sql}", *parts[1:]] if parts else [subtopic_sql]
         if top_k:  # never batched: coverage is over every query at once
-            top_k_sql = top_k_values_sql(plan, top_k, conventions, tables, slices)
+            top_k_sql = top_k_values_sql(views, top_k, conventions, tables, slices)
             parts = [f"{parts[0]} UNION ALL {top_k_sql}", *parts[1:]] if parts else [top_k_sql]
         log_measures = [(i, m) for i, m in enumerate(parsed) if m.summary == "log"]
         if log_measures:
-            log_sql = log_values_sql(con, plan, log_measures, rel_level, source if log is not None else None)
+            log_sql = log_values_sql(con, views, log_measures, rel_level, source if log is not None else None)
             parts = [f"{parts[0]} UNION ALL {log_sql}", *parts[1:]] if parts else [log_sql]
-        runs_sql = ", ".join(f"({i}, {sql_text(n)})" for i, n in enumerate(plan.runs))
+        runs_sql = ", ".join(f"({i}, {sql_text(n)})" for i, n in enumerate(views.runs))
         per_query = [f"SELECT r.run_index, p.* FROM ({part}) p JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)"
                      for part in parts]
         if summary_only and len(per_query) == 1:
-            rows = con.execute(summary_sql(f"({per_query[0]})", plan.runs, parsed, segments, std, scored=True)
+            rows = con.execute(summary_sql(f"({per_query[0]})", views.runs, parsed, segments, std, scored=True)
                                ).fetchall()
             scored = {row[-3] for row in rows if row[-1]}
             rows = [row[:-1] for row in rows]
@@ -241,8 +245,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
                 error = no_common_queries(con, run_sources, qrels_source)
                 if error:
                     raise error
-            missing = missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-            return Results(con, plan.runs, parsed, None, segments, rows, missing, run_tags(plan, run_sources), std)
+            missing = missing_queries(con, views, qrels_source) if count_missing and log is None else []
+            return Results(con, views.runs, parsed, None, segments, rows, missing, run_tags(views, run_sources), std)
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
         measures_sql = ", ".join(f"({i}, {sql_text(m.spelling)}, {sql_literal(m.metric.per_query)})"
                                  for i, m in enumerate(parsed))
@@ -253,16 +257,16 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         for part in per_query[1:]:
             con.execute(f"INSERT INTO {table} {part}").fetchall()
     except duckdb.Error as error:
-        if plan is not None:
-            error = worded_problem(con, error, plan, run_sources, qrels_source, parsed, conventions)
+        if views is not None:
+            error = worded_problem(con, error, views, run_sources, qrels_source, parsed, conventions)
         raise translate_error(error, sources, con) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
         error = no_common_queries(con, run_sources, qrels_source)
         if error:
             raise error
-    missing = missing_queries(con, plan, qrels_source) if count_missing and log is None else []
-    return Results(con, plan.runs, parsed, table, segments, missing=missing, tags=run_tags(plan, run_sources), std=std)
+    missing = missing_queries(con, views, qrels_source) if count_missing and log is None else []
+    return Results(con, views.runs, parsed, table, segments, missing=missing, tags=run_tags(views, run_sources), std=std)
 
 
 @interruptible

@@ -24,7 +24,7 @@ from duckrank._library import fusion_cursor, interruptible
 from duckrank._sql import fresh_name, literal, quote_identifier
 from duckrank.errors import InputError, OptionError, quoted
 from duckrank.evaluation import evaluate
-from duckrank.inputs import InputView, read_table
+from duckrank.inputs import InputView, StandardInput, read_table
 from duckrank.peer_inputs import runs_and_names
 from duckrank.registry import FUSION_METHODS, FUSION_NORM_ALIASES, FUSION_NORMS, FUSION_PARAMS, FusionMethod
 
@@ -106,14 +106,15 @@ def _sql_value(value: Any) -> str:
     return literal(value)
 
 
-def _read_runs(con: duckdb.DuckDBPyConnection, runs: Any, columns: dict[str, str], literal_paths: bool | None
-               ) -> tuple[list[InputView], str]:
+def _read_runs(con: duckdb.DuckDBPyConnection, runs: Any, columns: dict[str, str], literal_paths: bool | None,
+               stdin: StandardInput) -> tuple[list[InputView], str]:
     """Each run as a view, and one table of them all: (run, query_id, doc_id, score), run numbered from 1
     in the order given."""
     run_list, _names = runs_and_names(runs, None)
     if len(run_list) < 2:
         raise OptionError(f"fusion needs at least two runs; got {len(run_list)}")
-    sources = [read_table(con, run, "run", columns=columns or None, literal=literal_paths) for run in run_list]
+    sources = [read_table(con, run, "run", columns=columns or None, literal=literal_paths, stdin=stdin)
+               for run in run_list]
     for key in ("query_id", "doc_id"):
         kinds = {source.columns[key].upper().startswith("VARCHAR") for source in sources}
         if len(kinds) > 1:
@@ -203,8 +204,8 @@ def fused_table(runs: Any, method: str, norm: str | None = "min-max", weights: l
     norm = norm_name(norm)
     columns = {key: value for key, value in {"query_id": query_col, "doc_id": doc_col, "score": score_col}.items()
                if value is not None}
-    con = fusion_cursor()
-    sources, table = _read_runs(con, runs, columns, literal)
+    con, stdin = fusion_cursor(), StandardInput()
+    sources, table = _read_runs(con, runs, columns, literal, stdin)
     problems = _problems(chosen, norm, weights, qrels, params, len(sources), con)
     if problems:
         raise OptionError("\n".join(problems))
@@ -212,7 +213,7 @@ def fused_table(runs: Any, method: str, norm: str | None = "min-max", weights: l
     if chosen.trained:
         qrels_columns = {key: value for key, value in {"query_id": query_col, "doc_id": doc_col,
                                                        "relevance": relevance_col}.items() if value is not None}
-        judged = read_table(con, qrels, "qrels", columns=qrels_columns or None, literal=literal)
+        judged = read_table(con, qrels, "qrels", columns=qrels_columns or None, literal=literal, stdin=stdin)
         check_id_types(judged, sources)
         qrels_view = judged.view
     if "map_scores" in chosen.learned:
@@ -271,16 +272,16 @@ def optimize_fusion(qrels: Any, runs: Any, method: str, norm: str | None = "min-
         raise OptionError(f"optimize_fusion of {chosen.name} takes {', '.join(sorted(known))}; got "
                           f"{', '.join(unknown)}")
     run_list, _names = runs_and_names(runs, None)
-    con = fusion_cursor()
+    con, stdin = fusion_cursor(), StandardInput()
     sources, _table = _read_runs(con, run_list, {key: value for key, value in
                                                  {"query_id": query_col, "doc_id": doc_col, "score": score_col}.items()
-                                                 if value is not None}, literal)
+                                                 if value is not None}, literal, stdin)
     # the runs read once, as tables: every trial fuses these
     tables = [con.sql(f"SELECT query_id, doc_id, score FROM {quote_identifier(source.view)}").arrow().read_all()
               for source in sources]
     qrels_table = read_table(con, qrels, "qrels", columns={key: value for key, value in {
         "query_id": query_col, "doc_id": doc_col, "relevance": relevance_col}.items() if value is not None} or None,
-        literal=literal)
+        literal=literal, stdin=stdin)
     qrels_arrow = con.sql(f"SELECT query_id, doc_id, relevance FROM {quote_identifier(qrels_table.view)}"
                           ).arrow().read_all()
     best_score, best = 0.0, {}

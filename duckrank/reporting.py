@@ -41,7 +41,7 @@ from duckrank.comparison import (
 )
 from duckrank.errors import OptionError
 from duckrank.evaluation import Results, compute
-from duckrank.inputs import read_table
+from duckrank.inputs import StandardInput, read_table
 from duckrank.measures import parse_measures
 from duckrank.options import CONVENTIONS
 from duckrank.peer_inputs import runs_and_names
@@ -151,6 +151,7 @@ def gather(qrels: Any, runs: Any, measures: list[str] | str = COMPARE_MEASURES, 
     """Compute everything the report shows; `options` are compare's settings and compute's.
     statistics=False skips compare (a figure that shows none of its numbers)."""
     settings = {name: options.pop(name) for name in list(options) if name in COMPARE_DEFAULTS}
+    options["stdin"] = StandardInput()  # the report reads its inputs more than once: '-' from one copy
     headline = parse_measures(list(measures) if not isinstance(measures, str) else measures)
     check_comparable(headline)
     spellings = [m.spelling for m in headline]
@@ -252,7 +253,7 @@ def _deepest(con: duckdb.DuckDBPyConnection, runs: Any, options: dict[str, Any],
     deepest = 0
     for run in run_list:
         source = read_table(con, run, "run", fmt=options.get("run_format"), columns=columns,
-                            literal=options.get("literal"))
+                            literal=options.get("literal"), stdin=options["stdin"])
         if tags is not None:
             tags.append(source.name)
         keys = "run_id, query_id" if source.has_run_id else "query_id"
@@ -270,7 +271,7 @@ def _shape(con: duckdb.DuckDBPyConnection, qrels: Any, values: str, runs: list[s
     columns = {"query_id": options.get("query_col"), "doc_id": options.get("doc_col"),
                "relevance": options.get("relevance_col")}
     qrels_view = read_table(con, qrels, "qrels", fmt=options.get("qrels_format"), columns=columns,
-                            literal=options.get("literal")).view
+                            literal=options.get("literal"), stdin=options["stdin"]).view
     queries, judged, relevant = con.execute(
         f"SELECT count(DISTINCT query_id), count(*), count(*) FILTER (WHERE relevance >= $level) "
         f"FROM {qrels_view}", {"level": rel_level}).fetchall()[0]

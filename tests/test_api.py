@@ -491,7 +491,7 @@ def test_batches_of_queries_give_the_same_per_query_values(monkeypatch, options)
         return sorted(duckrank.evaluate(QRELS, RUN, measures, per_query=True, **options).fetchall())
 
     whole = per_query()
-    monkeypatch.setattr(evaluation, "query_batches", lambda con, plan: (4, 0))
+    monkeypatch.setattr(evaluation, "query_batches", lambda con, views: (4, 0))
     assert per_query() == whole
     assert {measure for _, measure, _ in whole} == set(measures)
 
@@ -503,7 +503,7 @@ def test_a_data_error_in_a_batch_names_the_run_not_the_batch(monkeypatch, severa
     frame = pd.read_parquet(RUN)
     repeated = pd.concat([frame, frame.iloc[:1]])
     runs = {"bm25": frame, "dense": repeated} if several else repeated
-    monkeypatch.setattr(evaluation, "query_batches", lambda con, plan: (4, 0))
+    monkeypatch.setattr(evaluation, "query_batches", lambda con, views: (4, 0))
     with pytest.raises(duckrank.InputError) as error:
         duckrank.evaluate(QRELS, runs, ["map"])
     shown = "run 'dense' (DataFrame)" if several else "run (DataFrame)"

@@ -4,6 +4,7 @@ gives a TREC run. Each asserts the exit code and the first line of the message."
 
 from __future__ import annotations
 
+import io
 import random
 import subprocess
 import sys
@@ -46,6 +47,28 @@ def test_standard_input_named_twice_is_a_usage_error_naming_both(args, named):
 def test_python_refuses_standard_input_named_twice_before_reading_it():
     with pytest.raises(OptionError, match=r"qrels and runs\[0\] are both '-'.*standard input can be read once"):
         duckrank.evaluate("-", ["-"], ["map"])
+
+
+def test_one_call_reads_standard_input_once_for_all_its_reads(monkeypatch):
+    """A report reads its qrels more than once (its evaluation, then the qrels' shape): every read of
+    '-' in that call is the one copy of standard input the call owns (inputs.StandardInput)."""
+    from duckrank.reporting import gather
+
+    qrels, runs = DATA / "qrels.parquet", [str(DATA / "run.parquet"), str(DATA / "run_b.parquet")]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(qrels.read_bytes())))
+    piped = gather("-", runs, ["map"], qrels_format="parquet", statistics=False)
+    queries, judged = duckdb.sql(f"SELECT count(DISTINCT query_id), count(*) FROM '{qrels}'").fetchall()[0]
+    assert (piped.shape["qrels"]["queries"], piped.shape["qrels"]["judged"]) == (queries, judged)
+    given = duckrank.evaluate(str(qrels), runs, ["map"], run_names=piped.runs)
+    assert piped.means["map"] == {name: means["map"] for name, means in given.items()}
+
+
+def test_standard_input_read_as_a_run_is_refused_as_the_qrels(tmp_path):
+    result = run("fuse", "-", DATA / "run_b.parquet", "--method", "mapfuse", "--qrels", "-",
+                 "-o", tmp_path / "fused.parquet", input=RUN_LINE)
+    assert result.exit_code == 1, result.output
+    assert first_error(result) == ("Error: standard input ('-') was read as the run already; only one of the qrels "
+                                   "and the runs can be '-': give the qrels as a file")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -93,6 +93,8 @@ def _read_input(inputs, con, source: str, kind: str | None, fmt: str | None, col
     """read_table for IN; without --kind, a TREC file's shape or the columns decide run or qrels."""
     from duckrank.errors import InputError
 
+    stdin = inputs.StandardInput()  # IN '-' read as qrels, then as a run: the same bytes
+
     if kind is None:
         detected = facade_format(fmt, "run") if fmt else None
         if detected is None and os.path.exists(source):
@@ -106,14 +108,14 @@ def _read_input(inputs, con, source: str, kind: str | None, fmt: str | None, col
             kind = "qrels"
     if kind is not None:
         return inputs.read_table(con, source, kind, fmt=facade_format(fmt, kind), columns=columns or None,
-                                 literal=literal)
+                                 literal=literal, stdin=stdin)
     try:
         return inputs.read_table(con, source, "qrels", fmt=facade_format(fmt, "qrels"), columns=columns or None,
-                                 literal=literal)
+                                 literal=literal, stdin=stdin)
     except InputError as qrels_error:
         try:
             return inputs.read_table(con, source, "run", fmt=facade_format(fmt, "run"), columns=columns or None,
-                                     literal=literal)
+                                     literal=literal, stdin=stdin)
         except InputError as run_error:
             if "no column" not in str(run_error) or "no column" not in str(qrels_error):
                 raise

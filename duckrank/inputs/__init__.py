@@ -21,11 +21,12 @@ from duckrank.errors import InputError, OptionError, quoted
 from duckrank.inputs.columns import (COLUMN_OPTIONS, HELD_BY_DOUBLE, NUMERIC, STANDARD_COLUMNS, SUBTOPIC,
                                      check_scores_held, label_expression, long_run)
 from duckrank.inputs.paths import (FORMATS, Source, detect_format, error_line, exists, files_of, format_of,
-                                   is_glob, is_stdin, source_of, stdin_problem, stdin_read_as)
+                                   StandardInput, is_glob, is_stdin, source_of, stdin_problem)
 from duckrank.inputs.trec import read_trec
 from duckrank.inputs.writers import write_table
 
-__all__ = ["COLUMN_OPTIONS", "FORMATS", "STANDARD_COLUMNS", "SUBTOPIC", "InputView", "Source", "detect_format",
+__all__ = ["COLUMN_OPTIONS", "FORMATS", "STANDARD_COLUMNS", "SUBTOPIC", "InputView", "Source", "StandardInput",
+           "detect_format",
            "files_of", "is_glob", "is_stdin", "read_items", "read_table", "stdin_problem", "write_table"]
 
 
@@ -85,9 +86,9 @@ def _read_file(con: duckdb.DuckDBPyConnection, source: Source, fmt: str, kind: s
 
 
 def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str | None,
-              literal: bool | None = None, subtopics: bool = False) -> _Read:
+              literal: bool | None, subtopics: bool, stdin: StandardInput) -> _Read:
     """A DuckDB relation over `source`, and its name in messages; `literal` as is_glob takes it;
-    subtopics: TREC qrels keep their second field as the subtopic."""
+    subtopics: TREC qrels keep their second field as the subtopic; '-' reads `stdin`'s copy."""
     if isinstance(source, (str, os.PathLike)):
         text = str(source)
         table = (None if is_stdin(source) or exists(text, literal) or isinstance(source, Path)
@@ -96,7 +97,7 @@ def _relation(con: duckdb.DuckDBPyConnection, source: Any, kind: str, fmt: str |
             return _Read(con.sql(f"SELECT * FROM {table}"), f"table {quoted(text)}", given=text)
         if fmt is not None and fmt not in FORMATS:
             raise OptionError(f"--{kind}-format must be one of {', '.join(FORMATS)}; got {quoted(fmt)}")
-        found = source_of(source, kind, literal)
+        found = source_of(source, kind, literal, stdin)
         shown = found.shown
         if os.path.isfile(found.path) and os.path.getsize(found.path) == 0:
             # what a failed job leaves, and trec_eval refuses it too; an empty table is read (scored
@@ -154,19 +155,23 @@ def _table_reference(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
 
 def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: str | None = None,
                columns: dict[str, Any] | None = None, label_map: dict[Any, float] | None = None,
-               extra: list[str] | None = None, literal: bool | None = None, subtopics: bool = False) -> InputView:
+               extra: list[str] | None = None, literal: bool | None = None, subtopics: bool = False,
+               stdin: StandardInput | None = None) -> InputView:
     """Create a view over `source` with the standard columns of `kind` (run, qrels, log, exclude or
     segments), plus the `extra` columns (segments) as they are. `literal`: how a path with glob
     characters is read (is_glob). A run may come as lists (one row per query, its ranking in a LIST
     column: long_run) or ranked by a rank column instead of a score. A log's label may be several
     event columns (columns['label'] a list; label_expression). subtopics: qrels keep each judgment's
-    subtopic (a column `subtopic`, or columns['subtopic']; TREC qrels' second field) when they have one."""
+    subtopic (a column `subtopic`, or columns['subtopic']; TREC qrels' second field) when they have one.
+    `stdin`: the command's or evaluation's standard input, when it reads '-' more than once (a copy
+    of its own otherwise)."""
     bad_grade = next((value for value, grade in (label_map or {}).items()
                       if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade)), None)
     if bad_grade is not None:
         raise OptionError(f"label_map= must give each label a finite number as its grade; got "
                           f"{bad_grade}={quoted(label_map[bad_grade])}")
-    read = _relation(con, source, kind, fmt, literal, subtopics and kind == "qrels")
+    stdin = stdin or StandardInput()
+    read = _relation(con, source, kind, fmt, literal, subtopics and kind == "qrels", stdin)
     relation, label = read.relation, f"{kind} {read.shown}"
     columns = dict(columns or {})
     labels = columns.get("label")
@@ -226,7 +231,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     relation.project(", ".join(selected)).create_view(view)
     types = {std: available[given] for std, given in mapping.items()}
     if read.source is not None and read.source.stdin:
-        stdin_read_as(kind)
+        stdin.read_as(kind)
     # A TREC text file is one run, as trec_eval reads it: its tags are kept (duckrank convert writes
     # them back) but do not split it; its name is its last line's tag.
     return InputView(view, kind, read.shown, types, keep_run_id and not read.trec,
@@ -235,11 +240,12 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
 
 
 def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | None = None,
-               literal: bool | None = None) -> InputView:
+               literal: bool | None = None, stdin: StandardInput | None = None) -> InputView:
     """A view items(doc_id, features DOUBLE[]) over an item table: doc_id (renamed by doc_col) and
     either numeric feature columns, in their order, or one embedding column (a LIST or ARRAY of
-    numbers). Every vector must be complete and as long as the others: a cosine needs both."""
-    read = _relation(con, source, "items", None, literal)
+    numbers). Every vector must be complete and as long as the others: a cosine needs both. `stdin` as
+    read_table's."""
+    read = _relation(con, source, "items", None, literal, False, stdin or StandardInput())
     relation, label = read.relation, f"items {read.shown}"
     available = dict(zip(relation.columns, (str(t) for t in relation.types)))
     doc = doc_col or "doc_id"

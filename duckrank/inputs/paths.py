@@ -41,14 +41,14 @@ class Source:
     duckdb_path: str  # the name DuckDB reads: the glob, else exactly this file or folder (exact_path)
 
 
-def source_of(given: str | os.PathLike, kind: str, literal: bool | None) -> Source:
-    """The input path `given` (not a table name), decided: standard input and pipes copied once
-    (their bytes can be read once), the glob decision (is_glob), the compression; an InputError when
-    nothing is there."""
-    text, stdin = str(given), is_stdin(given)
-    shown = "'-' (standard input)" if stdin else quoted_path(text)
-    if stdin:
-        text = stdin_path(kind)
+def source_of(given: str | os.PathLike, kind: str, literal: bool | None, stdin: StandardInput) -> Source:
+    """The input path `given` (not a table name), decided: standard input (into `stdin`'s copy) and
+    pipes copied once (their bytes can be read once), the glob decision (is_glob), the compression;
+    an InputError when nothing is there."""
+    text, from_stdin = str(given), is_stdin(given)
+    shown = "'-' (standard input)" if from_stdin else quoted_path(text)
+    if from_stdin:
+        text = stdin.path(kind)
     elif is_pipe(text):
         text = pipe_copy(text)
     elif not exists(text, literal):
@@ -57,7 +57,7 @@ def source_of(given: str | os.PathLike, kind: str, literal: bool | None) -> Sour
         raise InputError(f"{kind} file {shown} not found (looked from {os.getcwd()}){read_as}; check the "
                          f"path, or give '-' to read standard input")
     glob_read = is_glob(text, literal)
-    return Source(str(given), shown, text, stdin, glob_read, os.path.isfile(text) and not glob_read,
+    return Source(str(given), shown, text, from_stdin, glob_read, os.path.isfile(text) and not glob_read,
                   compression_of(text), text if glob_read else exact_path(text))
 
 
@@ -207,41 +207,45 @@ def stdin_problem(named: list[tuple[str, Any]]) -> str | None:
             f"standard input can be read once; give all but one of them as files")
 
 
-# Standard input, read once into a temporary file: the readers take paths, and a second read of
-# '-' in the same process (duckrank convert tries qrels, then run) must see the same bytes.
-_STDIN: dict[str, Any] = {"stream": None, "path": None, "kinds": set()}
+class StandardInput:
+    """Standard input, read once into a temporary file for one command or evaluation, which owns this
+    object and hands it to each read: the readers take paths, and every read of '-' in that call
+    (duckrank convert tries qrels, then run; a report evaluates more than once) must see the same bytes."""
 
+    def __init__(self) -> None:
+        self._path: str | None = None
+        self._kinds: set[str] = set()  # what the copy was read as (qrels, run)
 
-def stdin_path(kind: str) -> str:
-    stream = sys.stdin
-    if _STDIN["path"] is not None and _STDIN["stream"] is stream:
-        other = sorted(_STDIN["kinds"] - {kind})
-        if other:
-            raise InputError(f"standard input ('-') was read as the {other[0]} already; only one of the "
-                             f"qrels and the runs can be '-': give the {kind} as a file")
-        return _STDIN["path"]
-    if stream is None:
-        raise InputError(f"the {kind} is '-' but there is no standard input; give the {kind} file's path")
-    if getattr(stream, "isatty", lambda: False)():
-        raise InputError(f"the {kind} is '-' (standard input), but standard input is a terminal: pipe the "
-                         f"{kind} in (e.g. zcat run.gz | duckrank eval qrels.txt -) or give its path")
-    descriptor, path = tempfile.mkstemp(prefix="duckrank-stdin-")
-    atexit.register(_remove_quietly, path)
-    with os.fdopen(descriptor, "wb") as target:
-        buffer = getattr(stream, "buffer", None)
-        if buffer is not None:
-            shutil.copyfileobj(buffer, target, 1 << 20)
-        else:  # a text stream without bytes beneath (io.StringIO in a notebook, say)
-            for block in iter(lambda: stream.read(1 << 20), ""):
-                target.write(block.encode("utf-8"))
-    _STDIN.update(stream=stream, path=path, kinds=set())
-    return path
+    def path(self, kind: str) -> str:
+        """The copy's path, made at the first read; an InputError if it was read as another kind."""
+        if self._path is not None:
+            other = sorted(self._kinds - {kind})
+            if other:
+                raise InputError(f"standard input ('-') was read as the {other[0]} already; only one of the "
+                                 f"qrels and the runs can be '-': give the {kind} as a file")
+            return self._path
+        stream = sys.stdin
+        if stream is None:
+            raise InputError(f"the {kind} is '-' but there is no standard input; give the {kind} file's path")
+        if getattr(stream, "isatty", lambda: False)():
+            raise InputError(f"the {kind} is '-' (standard input), but standard input is a terminal: pipe the "
+                             f"{kind} in (e.g. zcat run.gz | duckrank eval qrels.txt -) or give its path")
+        descriptor, path = tempfile.mkstemp(prefix="duckrank-stdin-")
+        atexit.register(_remove_quietly, path)
+        with os.fdopen(descriptor, "wb") as target:
+            buffer = getattr(stream, "buffer", None)
+            if buffer is not None:
+                shutil.copyfileobj(buffer, target, 1 << 20)
+            else:  # a text stream without bytes beneath (io.StringIO in a notebook, say)
+                for block in iter(lambda: stream.read(1 << 20), ""):
+                    target.write(block.encode("utf-8"))
+        self._path = path
+        return path
 
-
-def stdin_read_as(kind: str) -> None:
-    """Record that standard input's copy was read as the `kind` (qrels, run): a later read of '-' as
-    another kind is refused."""
-    _STDIN["kinds"].add(kind)
+    def read_as(self, kind: str) -> None:
+        """Record that the copy was read as the `kind` (qrels, run): a later read of '-' as another
+        kind is refused."""
+        self._kinds.add(kind)
 
 
 def is_pipe(path: str) -> bool:
