@@ -273,8 +273,8 @@ def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
     return con.sql(f"SELECT count(*) FROM {quote_identifier(view)}").fetchall()[0][0]
 
 
-def no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: InputView) -> InputError | None:
-    """Nothing was scored: an InputError that says why, or None when the qrels or every run is empty. An
+def check_common_queries(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: InputView) -> None:
+    """Nothing was scored: raise an InputError that says why, unless the qrels or every run is empty. An
     empty input scores nothing as ir_measures scores it (no per-query rows; means NaN, sums 0), and
     is no mistake to report; non-empty inputs without a query in common very likely are one (wrong
     file, ids written differently), where trec_eval too stops ("No queries with both results and
@@ -284,13 +284,13 @@ def no_common_queries(con: duckdb.DuckDBPyConnection, runs: list[InputView], qre
         return ", ".join(quoted(row[0]) for row in ids)
     runs = [run for run in runs if _count(con, run.view)]
     if not runs or _count(con, qrels.view) == 0:
-        return None
+        return
     common = con.sql(f"SELECT count(*) FROM (SELECT query_id FROM {quote_identifier(runs[0].view)} INTERSECT "
                      f"SELECT query_id FROM {quote_identifier(qrels.view)})").fetchall()[0][0]
     if common:  # every query in common was left out: empty := 'skip', and none has a relevant doc
-        return InputError(f"{runs[0].label} and {qrels.label} share {common} queries, but none has a relevant doc, and "
+        raise InputError(f"{runs[0].label} and {qrels.label} share {common} queries, but none has a relevant doc, and "
                           f"empty := 'skip' leaves such queries out; use empty := 'zero' or empty := 'nan' to score them")
-    return InputError(f"no query_id in common between {runs[0].label} (e.g. {sample(runs[0].view)}) and "
+    raise InputError(f"no query_id in common between {runs[0].label} (e.g. {sample(runs[0].view)}) and "
                       f"{qrels.label} (e.g. {sample(qrels.view)}); "
                       + (_normalization_hint(con, runs[0], qrels) or "check that both describe the same queries"))
 

@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 
 from duckrank._borrowed import BorrowedConnection
-from duckrank._checks import (check_id_types, empty_typed_as, no_common_queries, option_problems, read_top_k_inputs,
+from duckrank._checks import (check_common_queries, check_id_types, empty_typed_as, option_problems, read_top_k_inputs,
                               sampled_measures, subtopic_convention_problems, subtopic_problem, translate_error)
 from duckrank._duckdb_sql import (batched_per_query, corrections, cut_views, lean_case, log_values_sql,
                                   missing_queries, per_query_sql, query_batches, read_training_pairs_once, reshaped,
@@ -242,9 +242,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             scored = {row[-3] for row in rows if row[-1]}
             rows = [row[:-1] for row in rows]
             if not any(m.spelling in scored for m in ranking) and any(m.metric.per_query for m in ranking):
-                error = no_common_queries(con, run_sources, qrels_source)
-                if error:
-                    raise error
+                check_common_queries(con, run_sources, qrels_source)
             missing = missing_queries(con, views, qrels_source) if count_missing and log is None else []
             return Results(con, views.runs, parsed, None, segments, rows, missing, run_tags(views, run_sources), std)
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
@@ -262,9 +260,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         raise translate_error(error, sources, con) from None
     evaluated = con.execute(f"SELECT count(*) FROM {table} WHERE query_id IS NOT NULL").fetchall()[0][0]
     if evaluated == 0 and any(m.metric.per_query and m.summary != "log" for m in parsed):
-        error = no_common_queries(con, run_sources, qrels_source)
-        if error:
-            raise error
+        check_common_queries(con, run_sources, qrels_source)
     missing = missing_queries(con, views, qrels_source) if count_missing and log is None else []
     return Results(con, views.runs, parsed, table, segments, missing=missing, tags=run_tags(views, run_sources), std=std)
 
