@@ -28,13 +28,21 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _check_macro(param: Param) -> str:
+    """duckrank.check_<option>(<option>, <what else its check reads>): the problem with a value, NULL
+    if it is valid."""
+    return (f"CREATE OR REPLACE MACRO {param.check_call} AS\n"
+            f"    {param.check};\n"
+            f"COMMENT ON MACRO duckrank.check_{param.name} IS {_quote(f'the problem with the value given as {param.name}, NULL if none')};\n")
+
+
 def _checks_macro(name: str, params: list[Param], what: str) -> str:
     """duckrank.<name>(p := default, ...): every problem with the given values as text, one per
     line, NULL when all are valid."""
     signature = _wrap(_signature(params))
-    cases = ",\n".join(f"        {p.check}" for p in params if p.check)
+    calls = ",\n".join(f"        {p.check_call}" for p in params if p.check_call)
     return (f"CREATE OR REPLACE MACRO duckrank.{name}({signature}) AS\n"
-            f"    nullif(concat_ws(chr(10),\n{cases}), '');\n"
+            f"    nullif(concat_ws(chr(10),\n{calls}), '');\n"
             f"COMMENT ON MACRO duckrank.{name} IS {_quote(f'check {what}; returns the problems as text, NULL if none')};\n")
 
 
@@ -59,11 +67,10 @@ def _wrap(text: str, width: int = 110) -> str:
 def _guard(convention_names: list[str], option_names: list[str], sampled: bool = False, run: bool = True) -> str:
     """The guard CTE that raises every problem of the options (and of the run's scores, for a macro
     that ranks a run) before any measure is read."""
-    calls = []
-    if convention_names:
-        calls.append("duckrank.convention_problems(" + ", ".join(f"{n} := {n}" for n in convention_names) + ")")
-    if option_names:
-        calls.append("duckrank.option_problems(" + ", ".join(f"{n} := {n}" for n in option_names) + ")")
+    # each of the macro's own options by its own check: duckrank.option_problems would bind the
+    # checks of all 40 options, 70 ms of every call
+    params = [*(CONVENTIONS[n].param for n in convention_names), *(OPTIONS[n] for n in option_names)]
+    calls = [param.check_call for param in params if param.check_call]
     if sampled:
         calls.append("duckrank.sampled_problems(sampled, correction, max_rank)")
     if run:
@@ -212,6 +219,8 @@ def option_checks() -> str:
     with the registry's messages; every front door runs them."""
     return "\n".join([
         _HEADER + "-- The option checks every front door runs: the table macros of 60_measures.sql, evaluate() and the CLI.\n",
+        *(_check_macro(param) for param in [*(c.param for c in CONVENTIONS.values()), *OPTIONS.values()]
+          if param.check),
         _checks_macro("convention_problems", [c.param for c in CONVENTIONS.values()], "the ranking conventions"),
         _checks_macro("option_problems", list(OPTIONS.values()), "the per-measure options"),
     ])

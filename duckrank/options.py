@@ -28,6 +28,7 @@ class Param:
     valid: str | None = None  # SQL condition over `name`; from `choices` when absent
     must: str = ""  # "<name> must <must>; got ..." when `valid` fails
     relation: bool = False  # read by duckrank.ranked (it changes the ranking), not by the metric
+    also_reads: tuple[str, ...] = ()  # the other options `valid` reads (max_rel > min_rel)
 
     @property
     def default_sql(self) -> str:
@@ -46,6 +47,12 @@ class Param:
     @property
     def requirement(self) -> str:
         return self.must or f"be one of {', '.join(self.choices)}"
+
+    @property
+    def check_call(self) -> str | None:
+        """duckrank.check_<name>(<name>, <what else it reads>): the generated macro of `check`
+        (sql/55_option_checks.sql), over parameters of the same names."""
+        return f"duckrank.check_{self.name}({', '.join((self.name, *self.also_reads))})" if self.check else None
 
     @property
     def check(self) -> str | None:
@@ -139,7 +146,8 @@ OPTIONS: dict[str, Param] = {p.name: p for p in [
     Param("min_rel", "number", 0, "C/W/L gains: the grade that gains 0 (lower grades too)",
           valid="isfinite(min_rel)", must="be a finite number"),
     Param("max_rel", "number", 1, "C/W/L gains: the grade that gains 1 (higher grades too); gain = (grade - min_rel) "
-          "/ (max_rel - min_rel)", valid="isfinite(max_rel) AND max_rel > min_rel", must="be a finite number above min_rel"),
+          "/ (max_rel - min_rel)", valid="isfinite(max_rel) AND max_rel > min_rel", must="be a finite number above min_rel",
+          also_reads=("min_rel",)),
     Param("persistence", "number", 0.95, "Compat's RBO persistence (ir_measures' p)",
           valid="persistence > 0 AND persistence <= 1", must="be above 0 and at most 1"),
     Param("normalize", "boolean", True, "Compat divides by the ideal ranking's own RBO", valid="normalize IS NOT NULL",

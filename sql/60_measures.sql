@@ -6,8 +6,15 @@ CREATE OR REPLACE MACRO duckrank.ranked(qrels, run, rel_level := 1, ties := 'tre
         duplicates := 'error', gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])),
         g_max := NULL, judged_only := true) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(gain := gain, gain_map := gain_map, g_max := g_max),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_gain(gain),
+        duckrank.check_gain_map(gain_map),
+        duckrank.check_g_max(g_max),
         duckrank.score_problems(run)) AS problems))
 SELECT * FROM duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain, gain_map, g_max, duplicates, judged_only)
 WHERE (SELECT count(fired) FROM guard) = 0;
@@ -16,8 +23,16 @@ COMMENT ON MACRO TABLE duckrank.ranked IS 'the ranked relation every measure rea
 CREATE OR REPLACE MACRO duckrank.precision(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, sampled := sampled, correction := correction),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_sampled(sampled),
+        duckrank.check_correction(correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
         duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
@@ -35,8 +50,17 @@ COMMENT ON MACRO TABLE duckrank.precision IS 'P@k = relevant docs in the top k /
 CREATE OR REPLACE MACRO duckrank.recall(qrels, run, k := NULL, cap := false, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, cap := cap, sampled := sampled, correction := correction),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_cap(cap),
+        duckrank.check_sampled(sampled),
+        duckrank.check_correction(correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
         duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
@@ -54,8 +78,16 @@ COMMENT ON MACRO TABLE duckrank.recall IS 'R@k = relevant docs in the top k / R 
 CREATE OR REPLACE MACRO duckrank.f_measure(qrels, run, k := NULL, beta := 1.0, recall_weight := NULL, rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, beta := beta, recall_weight := recall_weight),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_beta(beta),
+        duckrank.check_recall_weight(recall_weight),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.f_measure_of(q, k, beta, recall_weight), q.num_rel, empty) AS DOUBLE) AS value
@@ -67,8 +99,16 @@ COMMENT ON MACRO TABLE duckrank.f_measure IS 'F_beta@k = (1 + b^2) P R / (b^2 P 
 CREATE OR REPLACE MACRO duckrank.hit_rate(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, sampled := sampled, correction := correction),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_sampled(sampled),
+        duckrank.check_correction(correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
         duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
@@ -86,8 +126,14 @@ COMMENT ON MACRO TABLE duckrank.hit_rate IS 'hit@k = 1 if a relevant doc is in t
 CREATE OR REPLACE MACRO duckrank.hits(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.hits_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -99,8 +145,16 @@ COMMENT ON MACRO TABLE duckrank.hits IS 'hits@k = relevant docs in the top k (me
 CREATE OR REPLACE MACRO duckrank.reciprocal_rank(qrels, run, k := NULL, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, sampled := sampled, correction := correction),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_sampled(sampled),
+        duckrank.check_correction(correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
         duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
@@ -118,8 +172,17 @@ COMMENT ON MACRO TABLE duckrank.reciprocal_rank IS 'RR@k = 1 / rank of the first
 CREATE OR REPLACE MACRO duckrank.average_precision(qrels, run, k := NULL, denominator := 'R', sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, denominator := denominator, sampled := sampled, correction := correction),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_denominator(denominator),
+        duckrank.check_sampled(sampled),
+        duckrank.check_correction(correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
         duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
@@ -137,8 +200,14 @@ COMMENT ON MACRO TABLE duckrank.average_precision IS 'AP@k = sum of P@i over the
 CREATE OR REPLACE MACRO duckrank.r_precision(qrels, run, mult := 1.0, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(mult := mult),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_mult(mult),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.r_precision_of(q, mult), q.num_rel, empty) AS DOUBLE) AS value
@@ -150,8 +219,14 @@ COMMENT ON MACRO TABLE duckrank.r_precision IS 'R-precision = P@R (mult: P@floor
 CREATE OR REPLACE MACRO duckrank.recommenders_r_precision(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.recommenders_r_precision_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -163,7 +238,13 @@ COMMENT ON MACRO TABLE duckrank.recommenders_r_precision IS 'Microsoft Recommend
 CREATE OR REPLACE MACRO duckrank.bpref(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.bpref_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -175,7 +256,13 @@ COMMENT ON MACRO TABLE duckrank.bpref IS 'bpref = (1/R) sum over relevant retrie
 CREATE OR REPLACE MACRO duckrank.ranx_bpref(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.ranx_bpref_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -187,8 +274,15 @@ COMMENT ON MACRO TABLE duckrank.ranx_bpref IS 'ranx''s bpref: trec_eval''s, but 
 CREATE OR REPLACE MACRO duckrank.interpolated_precision(qrels, run, recall := 0.0, recall_cutoff := 'round', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(recall := recall, recall_cutoff := recall_cutoff),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_recall(recall),
+        duckrank.check_recall_cutoff(recall_cutoff),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.interpolated_precision_of(q, recall, recall_cutoff), q.num_rel, empty) AS DOUBLE) AS value
@@ -200,8 +294,14 @@ COMMENT ON MACRO TABLE duckrank.interpolated_precision IS 'iP@r = the best preci
 CREATE OR REPLACE MACRO duckrank.eleven_point_average(qrels, run, recall_levels := [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0], rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(recall_levels := recall_levels),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_recall_levels(recall_levels),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.eleven_point_average_of(q, recall_levels), q.num_rel, empty) AS DOUBLE) AS value
@@ -214,8 +314,16 @@ CREATE OR REPLACE MACRO duckrank.cg(qrels, run, k := NULL, gain := 'linear', gai
         ties := 'trec', max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
         duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_gain(gain),
+        duckrank.check_gain_map(gain_map),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.cg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -228,8 +336,16 @@ CREATE OR REPLACE MACRO duckrank.dcg(qrels, run, k := NULL, gain := 'linear', ga
         ties := 'trec', max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant',
         duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_gain(gain),
+        duckrank.check_gain_map(gain_map),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.dcg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -242,8 +358,17 @@ CREATE OR REPLACE MACRO duckrank.idcg(qrels, run, k := NULL, gain := 'linear', g
         rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map, ideal := ideal),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_gain(gain),
+        duckrank.check_gain_map(gain_map),
+        duckrank.check_ideal(ideal),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.idcg_of(q, k, ideal), q.num_rel, empty) AS DOUBLE) AS value
@@ -256,8 +381,19 @@ CREATE OR REPLACE MACRO duckrank.ndcg(qrels, run, k := NULL, gain := 'linear', g
         sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, gain := gain, gain_map := gain_map, ideal := ideal, sampled := sampled, correction := correction),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_gain(gain),
+        duckrank.check_gain_map(gain_map),
+        duckrank.check_ideal(ideal),
+        duckrank.check_sampled(sampled),
+        duckrank.check_correction(correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
         duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
@@ -275,8 +411,15 @@ COMMENT ON MACRO TABLE duckrank.ndcg IS 'nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0 
 CREATE OR REPLACE MACRO duckrank.err(qrels, run, k := NULL, g_max := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, g_max := g_max),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_g_max(g_max),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.err_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -288,8 +431,18 @@ COMMENT ON MACRO TABLE duckrank.err IS 'ERR@k = sum over r <= k of (1/r) R_r pro
 CREATE OR REPLACE MACRO duckrank.rbp(qrels, run, k := NULL, p := 0.8, graded := true, scaled := true, stand_in := false, rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, p := p, graded := graded, scaled := scaled, stand_in := stand_in),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_p(p),
+        duckrank.check_graded(graded),
+        duckrank.check_scaled(scaled),
+        duckrank.check_stand_in(stand_in),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_of(q, k, p, graded, scaled), q.num_rel, empty) AS DOUBLE) AS value, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p, stand_in), q.num_rel, empty) AS DOUBLE) AS residual
@@ -301,8 +454,16 @@ COMMENT ON MACRO TABLE duckrank.rbp IS 'RBP(p)@k = (1 - p) sum over i <= k of w(
 CREATE OR REPLACE MACRO duckrank.rbp_residual(qrels, run, k := NULL, p := 0.8, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, p := p, stand_in := stand_in),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_p(p),
+        duckrank.check_stand_in(stand_in),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rbp_residual_of(q, k, p, stand_in), q.num_rel, empty) AS DOUBLE) AS value
@@ -314,8 +475,14 @@ COMMENT ON MACRO TABLE duckrank.rbp_residual IS 'RBP''s residual: the weight of 
 CREATE OR REPLACE MACRO duckrank.judged(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.judged_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -327,8 +494,17 @@ COMMENT ON MACRO TABLE duckrank.judged IS 'Judged@k = the share of the top k (or
 CREATE OR REPLACE MACRO duckrank.bpm(qrels, run, k := NULL, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL,
         complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_t(t),
+        duckrank.check_min_rel(min_rel),
+        duckrank.check_max_rel(max_rel, min_rel),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.bpm_of(q, k, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
@@ -340,8 +516,16 @@ COMMENT ON MACRO TABLE duckrank.bpm IS 'BPM(T)@K = the mean gain of ranks 1..m, 
 CREATE OR REPLACE MACRO duckrank.sdcg(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_min_rel(min_rel),
+        duckrank.check_max_rel(max_rel, min_rel),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.sdcg_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
@@ -353,8 +537,16 @@ COMMENT ON MACRO TABLE duckrank.sdcg IS 'SDCG@k = DCG@k / the DCG@k of k docs of
 CREATE OR REPLACE MACRO duckrank.inst(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_t(t),
+        duckrank.check_min_rel(min_rel),
+        duckrank.check_max_rel(max_rel, min_rel),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.inst_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
@@ -366,8 +558,16 @@ COMMENT ON MACRO TABLE duckrank.inst IS 'INST(T): C/W/L rate of gain, C(i) = ((i
 CREATE OR REPLACE MACRO duckrank.insq(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_t(t),
+        duckrank.check_min_rel(min_rel),
+        duckrank.check_max_rel(max_rel, min_rel),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.insq_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
@@ -379,8 +579,14 @@ COMMENT ON MACRO TABLE duckrank.insq IS 'INSQ(T): C/W/L rate of gain, C(i) = ((i
 CREATE OR REPLACE MACRO duckrank.cwl_rbp(qrels, run, p := 0.8, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(p := p),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_p(p),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.cwl_rbp_of(q, p), q.num_rel, empty) AS DOUBLE) AS value
@@ -392,8 +598,16 @@ COMMENT ON MACRO TABLE duckrank.cwl_rbp IS 'cwl_eval''s RBP(p), ir_measures'' RB
 CREATE OR REPLACE MACRO duckrank.nerr8(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_min_rel(min_rel),
+        duckrank.check_max_rel(max_rel, min_rel),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr8_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
@@ -405,8 +619,16 @@ COMMENT ON MACRO TABLE duckrank.nerr8 IS 'NERR8@k: C/W/L rate of gain, C(i) = 1 
 CREATE OR REPLACE MACRO duckrank.nerr9(qrels, run, k := NULL, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, min_rel := min_rel, max_rel := max_rel),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_min_rel(min_rel),
+        duckrank.check_max_rel(max_rel, min_rel),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr9_of(q, k, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
@@ -418,8 +640,16 @@ COMMENT ON MACRO TABLE duckrank.nerr9 IS 'NERR9@k: C/W/L rate of gain, C(i) = i 
 CREATE OR REPLACE MACRO duckrank.nerr10(qrels, run, phi := 0.9, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(phi := phi, min_rel := min_rel, max_rel := max_rel),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_phi(phi),
+        duckrank.check_min_rel(min_rel),
+        duckrank.check_max_rel(max_rel, min_rel),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr10_of(q, phi, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
@@ -431,8 +661,16 @@ COMMENT ON MACRO TABLE duckrank.nerr10 IS 'NERR10(phi): C/W/L rate of gain, C(i)
 CREATE OR REPLACE MACRO duckrank.nerr11(qrels, run, t := 1.0, min_rel := 0, max_rel := 1, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(t := t, min_rel := min_rel, max_rel := max_rel),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_t(t),
+        duckrank.check_min_rel(min_rel),
+        duckrank.check_max_rel(max_rel, min_rel),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr11_of(q, t, min_rel, max_rel), q.num_rel, empty) AS DOUBLE) AS value
@@ -444,8 +682,15 @@ COMMENT ON MACRO TABLE duckrank.nerr11 IS 'NERR11(T): C/W/L rate of gain, C(i) =
 CREATE OR REPLACE MACRO duckrank.compat(qrels, run, persistence := 0.95, normalize := true, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(persistence := persistence, normalize := normalize),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_persistence(persistence),
+        duckrank.check_normalize(normalize),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.compat_of(q, persistence, normalize), q.num_rel, empty) AS DOUBLE) AS value
@@ -457,8 +702,15 @@ COMMENT ON MACRO TABLE duckrank.compat IS 'Compat = the rank-biased overlap (per
 CREATE OR REPLACE MACRO duckrank.alpha_ndcg(qrels, run, k := NULL, alpha := 0.5, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, alpha := alpha),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_alpha(alpha),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.alpha_ndcg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -471,8 +723,15 @@ COMMENT ON MACRO TABLE duckrank.alpha_ndcg IS 'alpha-nDCG@k = alpha-DCG@k / that
 CREATE OR REPLACE MACRO duckrank.alpha_dcg(qrels, run, k := NULL, alpha := 0.5, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, alpha := alpha),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_alpha(alpha),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.alpha_dcg_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -485,8 +744,14 @@ COMMENT ON MACRO TABLE duckrank.alpha_dcg IS 'alpha-DCG@k = sum over i <= k of g
 CREATE OR REPLACE MACRO duckrank.err_ia(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.err_ia_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -499,8 +764,14 @@ COMMENT ON MACRO TABLE duckrank.err_ia IS 'ERR-IA@k = sum over i <= k of g(i) / 
 CREATE OR REPLACE MACRO duckrank.nerr_ia(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nerr_ia_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -513,8 +784,15 @@ COMMENT ON MACRO TABLE duckrank.nerr_ia IS 'nERR-IA@k = ERR-IA@k / that of ndeva
 CREATE OR REPLACE MACRO duckrank.nrbp(qrels, run, alpha := 0.5, patience := 0.5, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(alpha := alpha, patience := patience),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_alpha(alpha),
+        duckrank.check_patience(patience),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nrbp_of(q, patience), q.num_rel, empty) AS DOUBLE) AS value
@@ -527,8 +805,15 @@ COMMENT ON MACRO TABLE duckrank.nrbp IS 'NRBP = (1 - (1 - alpha) patience) / S s
 CREATE OR REPLACE MACRO duckrank.nnrbp(qrels, run, alpha := 0.5, patience := 0.5, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(alpha := alpha, patience := patience),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_alpha(alpha),
+        duckrank.check_patience(patience),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.nnrbp_of(q, patience), q.num_rel, empty) AS DOUBLE) AS value
@@ -541,7 +826,13 @@ COMMENT ON MACRO TABLE duckrank.nnrbp IS 'nNRBP = NRBP / that of ndeval''s greed
 CREATE OR REPLACE MACRO duckrank.ap_ia(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.ap_ia_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -554,8 +845,14 @@ COMMENT ON MACRO TABLE duckrank.ap_ia IS 'AP-IA = the mean over the subtopics of
 CREATE OR REPLACE MACRO duckrank.p_ia(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.p_ia_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -568,8 +865,14 @@ COMMENT ON MACRO TABLE duckrank.p_ia IS 'P-IA@k = the (doc, subtopic) relevances
 CREATE OR REPLACE MACRO duckrank.subtopic_recall(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.subtopic_recall_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -582,8 +885,15 @@ COMMENT ON MACRO TABLE duckrank.subtopic_recall IS 'StRecall@k = the subtopics t
 CREATE OR REPLACE MACRO duckrank.auc(qrels, run, sampled := NULL, correction := 'bv', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(sampled := sampled, correction := correction),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_sampled(sampled),
+        duckrank.check_correction(correction),
         duckrank.sampled_problems(sampled, correction, max_rank),
         duckrank.score_problems(run)) AS problems)),
 ranked AS MATERIALIZED (
@@ -600,21 +910,27 @@ COMMENT ON MACRO TABLE duckrank.auc IS 'AUC of a query''s retrieved docs by rank
 
 CREATE OR REPLACE MACRO duckrank.gauc(log, weight := 'impressions', rel_level := 1) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level),
-        duckrank.option_problems(weight := weight)) AS problems))
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_weight(weight)) AS problems))
 SELECT * FROM duckrank.gauc_of_log(log, weight, rel_level) WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.gauc IS 'GAUC: per-query AUC averaged with weights impressions or positives';
 
 CREATE OR REPLACE MACRO duckrank.global_auc(log, rel_level := 1) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level)) AS problems))
+        duckrank.check_rel_level(rel_level)) AS problems))
 SELECT * FROM duckrank.global_auc_of_log(log, rel_level) WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.global_auc IS 'AUC over every row of a log, ignoring the query (scikit-learn roc_auc_score)';
 
 CREATE OR REPLACE MACRO duckrank.mae(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.mae_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -626,7 +942,13 @@ COMMENT ON MACRO TABLE duckrank.mae IS 'MAE = mean |score - grade| over the judg
 CREATE OR REPLACE MACRO duckrank.rmse(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.rmse_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -638,8 +960,14 @@ COMMENT ON MACRO TABLE duckrank.rmse IS 'RMSE = sqrt(mean (score - grade)^2) ove
 CREATE OR REPLACE MACRO duckrank.catalog_coverage(qrels, run, train, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
         duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'catalog_coverage')
@@ -651,8 +979,14 @@ COMMENT ON MACRO TABLE duckrank.catalog_coverage IS 'summary only: distinct item
 CREATE OR REPLACE MACRO duckrank.distributional_coverage(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
         duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'distributional_coverage')
@@ -664,8 +998,14 @@ COMMENT ON MACRO TABLE duckrank.distributional_coverage IS 'summary only: entrop
 CREATE OR REPLACE MACRO duckrank.novelty(qrels, run, train, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
         duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'novelty')
@@ -677,8 +1017,15 @@ COMMENT ON MACRO TABLE duckrank.novelty IS 'mean over the top k of -log2(n(i) / 
 CREATE OR REPLACE MACRO duckrank.diversity(qrels, run, train, k := NULL, similarity := 'cooccurrence', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error', items := NULL) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, similarity := similarity),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_similarity(similarity),
         duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'diversity')
@@ -690,8 +1037,15 @@ COMMENT ON MACRO TABLE duckrank.diversity IS '1 - mean similarity of the pairs o
 CREATE OR REPLACE MACRO duckrank.serendipity(qrels, run, train, k := NULL, similarity := 'cooccurrence', rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error', items := NULL) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, similarity := similarity),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_similarity(similarity),
         duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'serendipity')
@@ -703,8 +1057,15 @@ COMMENT ON MACRO TABLE duckrank.serendipity IS 'mean over the top k of (1 - mean
 CREATE OR REPLACE MACRO duckrank.arp(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, head := head),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_head(head),
         duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'arp')
@@ -716,8 +1077,15 @@ COMMENT ON MACRO TABLE duckrank.arp IS 'ARP@k = mean over the top k of n(i), the
 CREATE OR REPLACE MACRO duckrank.aplt(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, head := head),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_head(head),
         duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'aplt')
@@ -729,8 +1097,15 @@ COMMENT ON MACRO TABLE duckrank.aplt IS 'APLT@k = share of the top k outside the
 CREATE OR REPLACE MACRO duckrank.aclt(qrels, run, train, k := NULL, head := 0.2, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, head := head),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_head(head),
         duckrank.score_problems(run)) AS problems)),
 users AS MATERIALIZED (
     SELECT * FROM duckrank.recommended(qrels, run, k, rel_level, ties, max_rank, complete, unjudged, duplicates, 'aclt')
@@ -742,7 +1117,13 @@ COMMENT ON MACRO TABLE duckrank.aclt IS 'ACLT@k = items of the top k outside the
 CREATE OR REPLACE MACRO duckrank.num_run_queries(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.run_query_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -754,7 +1135,13 @@ COMMENT ON MACRO TABLE duckrank.num_run_queries IS 'queries the run holds: 1 for
 CREATE OR REPLACE MACRO duckrank.num_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(q.num_ret, q.num_rel, empty) AS DOUBLE) AS value
@@ -766,7 +1153,13 @@ COMMENT ON MACRO TABLE duckrank.num_ret IS 'documents retrieved (per query)';
 CREATE OR REPLACE MACRO duckrank.num_rel(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(q.num_rel, q.num_rel, empty) AS DOUBLE) AS value
@@ -778,7 +1171,13 @@ COMMENT ON MACRO TABLE duckrank.num_rel IS 'relevant documents (R) (per query)';
 CREATE OR REPLACE MACRO duckrank.num_rel_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.num_rel_ret_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -790,7 +1189,13 @@ COMMENT ON MACRO TABLE duckrank.num_rel_ret IS 'relevant documents retrieved (pe
 CREATE OR REPLACE MACRO duckrank.num_nonrel_judged_ret(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.num_nonrel_judged_ret_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -802,7 +1207,13 @@ COMMENT ON MACRO TABLE duckrank.num_nonrel_judged_ret IS 'judged non-relevant do
 CREATE OR REPLACE MACRO duckrank.set_average_precision(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.set_average_precision_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -814,8 +1225,14 @@ COMMENT ON MACRO TABLE duckrank.set_average_precision IS 'set_map = num_rel_ret^
 CREATE OR REPLACE MACRO duckrank.unjudged_fraction(qrels, run, k := NULL, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.unjudged_fraction_of(q, k), q.num_rel, empty) AS DOUBLE) AS value
@@ -828,8 +1245,19 @@ CREATE OR REPLACE MACRO duckrank.utility(qrels, run, retrieved_relevant := 1.0, 
         collection_size := 0, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(retrieved_relevant := retrieved_relevant, retrieved_nonrelevant := retrieved_nonrelevant, missed_relevant := missed_relevant, missed_nonrelevant := missed_nonrelevant, collection_size := collection_size, stand_in := stand_in),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_retrieved_relevant(retrieved_relevant),
+        duckrank.check_retrieved_nonrelevant(retrieved_nonrelevant),
+        duckrank.check_missed_relevant(missed_relevant),
+        duckrank.check_missed_nonrelevant(missed_nonrelevant),
+        duckrank.check_collection_size(collection_size),
+        duckrank.check_stand_in(stand_in),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.utility_of(q, retrieved_relevant, retrieved_nonrelevant, missed_relevant, missed_nonrelevant, collection_size, stand_in), q.num_rel, empty) AS DOUBLE) AS value
@@ -841,7 +1269,13 @@ COMMENT ON MACRO TABLE duckrank.utility IS 'utility = p1 relevant retrieved + p2
 CREATE OR REPLACE MACRO duckrank.binary_normalized_gain(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.binary_normalized_gain_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -853,7 +1287,13 @@ COMMENT ON MACRO TABLE duckrank.binary_normalized_gain IS 'binG = (1/R) sum over
 CREATE OR REPLACE MACRO duckrank.inferred_average_precision(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.inferred_average_precision_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -865,8 +1305,15 @@ COMMENT ON MACRO TABLE duckrank.inferred_average_precision IS 'infAP: AP estimat
 CREATE OR REPLACE MACRO duckrank.normalized_gain(qrels, run, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(gain := gain, gain_map := gain_map),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_gain(gain),
+        duckrank.check_gain_map(gain_map),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.normalized_gain_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -878,8 +1325,15 @@ COMMENT ON MACRO TABLE duckrank.normalized_gain IS 'G = sum of g(i) / log2(2 + i
 CREATE OR REPLACE MACRO duckrank.ndcg_rel(qrels, run, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(gain := gain, gain_map := gain_map),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_gain(gain),
+        duckrank.check_gain_map(gain_map),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.ndcg_rel_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -891,8 +1345,15 @@ COMMENT ON MACRO TABLE duckrank.ndcg_rel IS 'nDCG averaged over the positive-gai
 CREATE OR REPLACE MACRO duckrank.r_ndcg(qrels, run, gain := 'linear', gain_map := MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[])), rel_level := 1, ties := 'trec',
         max_rank := NULL, complete := false, empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(gain := gain, gain_map := gain_map),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_gain(gain),
+        duckrank.check_gain_map(gain_map),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(duckrank.r_ndcg_of(q), q.num_rel, empty) AS DOUBLE) AS value
@@ -904,8 +1365,15 @@ COMMENT ON MACRO TABLE duckrank.r_ndcg IS 'Rndcg = nDCG averaged at the ranks wh
 CREATE OR REPLACE MACRO duckrank.relevance_string(qrels, run, k := NULL, stand_in := false, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false,
         empty := 'zero', unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
-        duckrank.option_problems(k := k, stand_in := stand_in),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
+        duckrank.check_k(k),
+        duckrank.check_stand_in(stand_in),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, duckrank.empty_policy_text(duckrank.relevance_string_of(q, k, stand_in), q.num_rel, empty) AS value
@@ -917,7 +1385,13 @@ COMMENT ON MACRO TABLE duckrank.relevance_string IS 'the top k docs'' judgments 
 CREATE OR REPLACE MACRO duckrank.counts(qrels, run, rel_level := 1, ties := 'trec', max_rank := NULL, complete := false, empty := 'zero',
         unjudged := 'nonrelevant', duplicates := 'error') AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level, ties := ties, max_rank := max_rank, complete := complete, empty := empty, unjudged := unjudged, duplicates := duplicates),
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_ties(ties),
+        duckrank.check_max_rank(max_rank),
+        duckrank.check_complete(complete),
+        duckrank.check_empty(empty),
+        duckrank.check_unjudged(unjudged),
+        duckrank.check_duplicates(duplicates),
         duckrank.score_problems(run)) AS problems)),
 per_query AS (
     SELECT q.query_id, CAST(duckrank.empty_policy(1, q.num_rel, empty) AS DOUBLE) AS num_q, CAST(duckrank.empty_policy(q.num_ret, q.num_rel, empty) AS DOUBLE) AS num_ret, CAST(duckrank.empty_policy(q.num_rel, q.num_rel, empty) AS DOUBLE) AS num_rel, CAST(duckrank.empty_policy(duckrank.num_rel_ret_of(q), q.num_rel, empty) AS DOUBLE) AS num_rel_ret, CAST(duckrank.empty_policy(duckrank.num_nonrel_judged_ret_of(q), q.num_rel, empty) AS DOUBLE) AS num_nonrel_judged_ret
@@ -928,13 +1402,13 @@ COMMENT ON MACRO TABLE duckrank.counts IS 'trec_eval''s counters per query (sum 
 
 CREATE OR REPLACE MACRO duckrank.log_auc(log, rel_level := 1) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level)) AS problems))
+        duckrank.check_rel_level(rel_level)) AS problems))
 SELECT * FROM duckrank.query_auc_of_log(log, rel_level) WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.log_auc IS 'AUC per query of a log(query_id, score, label), with impressions and positives';
 
 CREATE OR REPLACE MACRO duckrank.classification(log, threshold := 0.5, rel_level := 1) AS TABLE
 WITH guard AS (SELECT duckrank.raise_problems(problems) AS fired FROM (SELECT concat_ws(chr(10),
-        duckrank.convention_problems(rel_level := rel_level),
-        duckrank.option_problems(threshold := threshold)) AS problems))
+        duckrank.check_rel_level(rel_level),
+        duckrank.check_threshold(threshold)) AS problems))
 SELECT * FROM duckrank.confusion_of_log(log, threshold, rel_level) WHERE (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.classification IS 'TP, FP, TN, FN, accuracy, precision, recall, F1 of a log(score, label) at a score threshold';
