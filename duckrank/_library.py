@@ -153,7 +153,8 @@ def _write_catalog(path: Path) -> None:
         con = duckdb.connect()
         try:
             con.execute(f"ATTACH {literal(built)} AS {CATALOG}").fetchall()
-            con.execute(catalog_sql()).fetchall()
+            # one transaction: a commit per macro would write (and sync) the file's log a thousand times
+            con.execute(f"BEGIN;\n{catalog_sql()}\nCOMMIT;").fetchall()
             con.execute(f"DETACH {CATALOG}").fetchall()  # checkpointed and closed: complete before it moves
         finally:
             con.close()
