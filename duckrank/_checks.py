@@ -31,23 +31,45 @@ def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
             problems.append(f"{name} must be {kind}; got {value!r}")
     if problems:
         return problems
-    given = ", ".join(f"{name} := {sql_literal(value)}" for name, value in conventions.items()
-                      if name in CONVENTIONS and value is not None)
-    checks = [f"concat_ws(chr(10), duckrank.convention_problems({given}), "
-              f"duckrank.option_problems(gain := {sql_literal(conventions.get('gain') or 'linear')}"
-              + "".join(f", {name} := {sql_literal(conventions[name])}" for name in ("sampled", "correction")
-                        if conventions.get(name) is not None) + "))"]
-    # each set of option values checked once: DuckDB binds every call by expanding the macro, and
-    # -m all_trec's 99 measures give 43 sets (binding 99 calls took 10 s of CPU)
-    options = [", ".join(f"{name} := {sql_literal(value)}" for name, value in measure.given) for measure in measures]
-    distinct = list(dict.fromkeys(options))
-    checks.extend(f"duckrank.option_problems({rendered})" for rendered in distinct)
-    found = _run_checks(con, f"SELECT [{', '.join(checks)}]")
+    # the conventions (and gain, sampled and correction, given as conventions) in one set, then each
+    # measure's distinct set of options once (-m all_trec's 99 measures give 43 sets)
+    general = _given_sql({name: value for name, value in conventions.items() if value is not None
+                          and (name in CONVENTIONS or name in ("gain", "sampled", "correction"))})
+    given = [_given_sql(dict(measure.given)) for measure in measures]
+    distinct = list(dict.fromkeys(given))
+    found = _run_checks(con, _checks_query([general, *distinct]))
     problems = (found[0] or "").splitlines()
     texts = dict(zip(distinct, found[1:]))
-    for measure, rendered in zip(measures, options):
-        problems.extend(f"in measure {measure.spelling!r}: {line}" for line in (texts[rendered] or "").splitlines())
+    for measure, values in zip(measures, given):
+        problems.extend(f"in measure {measure.spelling!r}: {line}" for line in (texts[values] or "").splitlines())
     return problems
+
+
+# Every convention's and option's declaration by name, in the order the check macros list them
+# (the conventions' names and the options' are distinct).
+_CHECKABLE = {**{name: convention.param for name, convention in CONVENTIONS.items()}, **OPTIONS}
+
+
+def _given_sql(given: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Given values as (name, SQL literal) in declaration order: one set to check, and its key."""
+    return tuple((name, sql_literal(given[name])) for name in _CHECKABLE if name in given)
+
+
+def _checks_query(sets: list[tuple[tuple[str, str], ...]]) -> str:
+    """A list of the problems with each set of given values, in order, as the generated check
+    macros word them (Param.check); NULL for a set without any.
+
+    Only the given values are checked, each in a row that holds every other value at its default (a
+    check may read another: max_rel > min_rel). duckrank.option_problems binds all 40 of its checks
+    on every call, 70 ms on an idle machine; the checks of one or two given options bind in a few."""
+    rows = []
+    for i, values in enumerate(sets):
+        given = dict(values)
+        cases = [param.check for name, param in _CHECKABLE.items() if name in given and param.check]
+        problems = f"nullif(concat_ws(chr(10), {', '.join(cases)}), '')" if cases else "CAST(NULL AS VARCHAR)"
+        columns = ", ".join(f"{given.get(name, param.default_sql)} AS {name}" for name, param in _CHECKABLE.items())
+        rows.append(f"SELECT {i} AS i, {problems} AS problems FROM (SELECT {columns})")
+    return f"SELECT list(problems ORDER BY i) FROM ({' UNION ALL '.join(rows)})"
 
 
 def sampled_measures(measures: list[Measure], sampled: int | None, correction: str | None,
@@ -156,6 +178,9 @@ def translate_error(error: duckdb.Error, sources: list[InputView], con: duckdb.D
         return InputError(memory)
     for source in sources:
         for view in filter(None, (source.inner_view, source.view)):
+            # the checks say which input they read ("run '<view>' has 2 rows"): a log read as a run
+            # and as qrels is the log
+            message = re.sub(rf"\b(?:run|qrels) '{re.escape(view)}'", lambda _: source.label, message)
             message = message.replace(f"'{view}'", source.shown).replace(view, source.shown)
     found = re.search(r"duckrank: (.*)", message, re.S)
     if found:

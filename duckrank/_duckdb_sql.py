@@ -14,7 +14,7 @@ import duckdb
 
 from duckrank._checks import check_key_types, check_one_segment, translate_error
 from duckrank._library import library_digest, memory_limit_bytes
-from duckrank._sql import fresh_name, quote_identifier
+from duckrank._sql import fresh_name, fresh_names_in, quote_identifier
 from duckrank._sql import literal as sql_text
 from duckrank.errors import InputError, OptionError, quoted_path
 from duckrank.inputs import SUBTOPIC, InputView
@@ -187,19 +187,21 @@ def _ranked_call(plan: Plan, ranking: RankingPass) -> str:
 
 
 def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, Any],
-                   g_max: float | None = None, estimates: dict[int, str] | None = None, lean: bool = False) -> str:
+                   g_max: float | None = None, estimates: dict[int, str] | None = None, lean: bool = False,
+                   rows: int = 0) -> str:
     """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
     group of measures sharing the relation options (duckrank.plan); text holds a text measure's
     value (relstring), NULL for the others. g_max pins ERR's default top grade; estimates holds each
     corrected measure's f~ (corrections). lean: each pass rendered with no macro call once
-    duckrank.lean renders it, for the cases lean_case admits."""
+    duckrank.lean renders it (rows: the run's, which can make that the first call), for the cases
+    lean_case admits."""
     keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in plan.key_columns())
     empty = sql_literal(conventions["empty"])
     ctes, selects = [], []
     for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
         rendered = lean_pass_sql(ranking.arguments, [
             measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
-            for i in ranking.measures], plan.run_view, plan.qrels_view) if lean else None
+            for i in ranking.measures], plan.run_view, plan.qrels_view, rows) if lean else None
         if rendered is not None:
             ctes.append(f"g{group} AS ({rendered})")
             columns = [_value_text(f"v{j}", measures[i]) for j, i in enumerate(ranking.measures)]
@@ -219,11 +221,13 @@ def per_query_sql(plan: Plan, measures: list[Measure], conventions: dict[str, An
 def worded_problem(con: duckdb.DuckDBPyConnection, error: duckdb.Error, plan: Plan, runs: list[InputView],
                    qrels: InputView, measures: list[Measure], conventions: dict[str, Any]) -> duckdb.Error:
     """`error` as the macros word it for the run that has it when a check found a data problem that
-    its message cannot name: a lean statement's (lean.CHECK_FIRED, no wording) or a keyed plan's
-    (naming the view of every run and a {run, query} key). Each run's duckrank.rank_queries passes
-    run over its own view until one raises; any other error is returned as it is."""
+    its message cannot name: a lean statement's (lean.CHECK_FIRED, no wording), or one that names a
+    view of duckrank's own instead of an input: a keyed plan's (the view of every run, and a
+    {run, query} key) or a batch's. Each run's duckrank.rank_queries passes run over its own view
+    until one raises; any other error is returned as it is."""
     message = str(error)
-    if CHECK_FIRED not in message and not (plan.keyed and (plan.run_view in message or plan.qrels_view in message)):
+    inputs = {view for source in (*runs, qrels) for view in (source.view, source.inner_view)}
+    if CHECK_FIRED not in message and not fresh_names_in(message) - inputs:
         return error
     for run in runs:
         own = Plan(run.view, qrels.view, [run.label])
@@ -475,9 +479,10 @@ BYTES_PER_RUN_ROW = 100
 MAX_BATCHES = 128  # each batch reads the run once: past this, spilling is the lesser cost
 
 
-def query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> int:
+def query_batches(con: duckdb.DuckDBPyConnection, plan: Plan) -> tuple[int, int]:
+    """(batches, the run's rows)."""
     rows = con.execute(f"SELECT count(*) FROM {quote_identifier(plan.run_view)}").fetchall()[0][0]
-    return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (memory_limit_bytes(con) * 0.8))))
+    return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (memory_limit_bytes(con) * 0.8)))), rows
 
 
 # The corrected estimates f~ by (library, f(R) over the catalog, m, correction): pure functions of

@@ -32,10 +32,7 @@ def _checks_macro(name: str, params: list[Param], what: str) -> str:
     """duckrank.<name>(p := default, ...): every problem with the given values as text, one per
     line, NULL when all are valid."""
     signature = _wrap(_signature(params))
-    cases = ",\n".join(
-        f"        CASE WHEN NOT coalesce({p.condition}, false)\n"
-        f"             THEN {_quote(f'{p.name} must {p.requirement}; got ')} || duckrank.show({p.name}) END"
-        for p in params if p.condition)
+    cases = ",\n".join(f"        {p.check}" for p in params if p.check)
     return (f"CREATE OR REPLACE MACRO duckrank.{name}({signature}) AS\n"
             f"    nullif(concat_ws(chr(10),\n{cases}), '');\n"
             f"COMMENT ON MACRO duckrank.{name} IS {_quote(f'check {what}; returns the problems as text, NULL if none')};\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 _names = itertools.count()
@@ -12,6 +13,11 @@ def fresh_name(what: str) -> str:
     """A name for a view or table duckrank creates, unique in this process: every module takes
     its names from this one counter, so no two can collide on a connection."""
     return f"duckrank_{what}_{next(_names)}"
+
+
+def fresh_names_in(text: str) -> set[str]:
+    """The names fresh_name made that a text holds: an error that names duckrank's own views."""
+    return set(re.findall(r"\bduckrank_[a-z_]+_\d+\b", text))
 
 
 def quote_identifier(name: str) -> str:

@@ -188,6 +188,8 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             raise InputError(subtopic_problem(diverse_measures, qrels_source, subtopic_col))
         run_sources = [read_table(con, run, "run", fmt=run_format, columns=columns, extra=own_segments, literal=literal)
                        for run in run_list]
+        if run_names is not None:
+            run_sources = [source.named(name) for source, name in zip(run_sources, run_names)]
         run_sources = [empty_typed_as(con, run, qrels_source) for run in run_sources]
         qrels_source = empty_typed_as(con, qrels_source, run_sources[0])
         check_id_types(qrels_source, run_sources)
@@ -211,12 +213,12 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             tables = read_training_pairs_once(con, tables)
             depth, slices = top_lists(con, plan, [m for _, m in top_k], conventions)
         ranked_plan = cut_plan(con, plan, parsed, depth, slices, conventions)
-        batches = query_batches(con, ranked_plan) if ranked else 1
+        batches, rows = query_batches(con, ranked_plan) if ranked else (1, 0)
         estimates = corrections(con, ranked_plan, parsed, conventions)
         parts = (batched_per_query(con, ranked_plan, parsed, conventions, batches, estimates) if batches > 1
                  else [per_query_sql(ranked_plan, parsed, conventions, estimates=estimates,
                                       lean=lean_case([m for m in parsed if m not in diverse_measures],
-                                                     batches))] if ranked else [])
+                                                     batches), rows=rows)] if ranked else [])
         if diverse:  # never batched: few queries judge subtopics
             subtopic_sql = subtopic_values_sql(plan, diverse, conventions)
             parts = [f"{parts[0]} UNION ALL {subtopic_sql}", *parts[1:]] if parts else [subtopic_sql]

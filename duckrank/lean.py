@@ -13,9 +13,15 @@ available() is False and the DuckDB engine calls the macros.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.util
+import json
+import os
+import tempfile
 from collections import Counter
 from functools import cache, lru_cache
+from pathlib import Path
 from typing import Any
 
 # What a data check that fires in a lean statement says. The checks' wording (the input, the row,
@@ -36,32 +42,119 @@ def available() -> bool:
 
 
 # Rendering a pass costs far more than binding its macros once (S5K's pass: 0.2 s of CPU to import
-# sqlglot, 0.7 s to render, on a busy machine), so a process renders a pass the RENDER_FROM_CALL-th time it is
-# asked for: a single call (the CLI) keeps the macros, a notebook loop renders once.
+# sqlglot, 0.7 s to render, on a busy machine), so a process renders a pass the RENDER_FROM_CALL-th
+# time it is asked for, or at once when the run has RENDER_AT_ROWS rows or more, where the lean
+# statement's faster execution repays the render. A rendered pass is kept in the cache folder
+# (duckrank._library.cache_folder), so that any later process, a CLI call too, finds it from its first call.
 RENDER_FROM_CALL = 2
+RENDER_AT_ROWS = 2_000_000
 _asked: Counter[tuple] = Counter()
 
 
-def pass_sql(arguments: dict[str, Any], values: list[str], run_view: str, qrels_view: str) -> str | None:
+def pass_sql(arguments: dict[str, Any], values: list[str], run_view: str, qrels_view: str,
+             rows: int = 0) -> str | None:
     """SELECT q.query_id, q.num_rel, <value 0> AS v0, ... FROM (<the ranked relation>) q for one
     duckrank.rank_queries pass over two views: its arguments after qrels and run (RankingPass), and
     the per-query value of each of its measures as SQL over the ranked row `q`, e.g.
     CAST(duckrank.empty_policy(duckrank.ndcg_of(q, 10, 'qrels'), q.num_rel, 'zero') AS DOUBLE).
-    None while the pass is not worth rendering yet (RENDER_FROM_CALL): the caller calls the macros."""
+    rows: the run's. None while the pass is neither stored nor worth rendering yet: the caller calls
+    the macros."""
     key = (tuple((name, tuple(sorted(value.items())) if isinstance(value, dict) else value)
                  for name, value in arguments.items()), tuple(values))
     if len(_asked) > 1000:
         _asked.clear()
     _asked[key] += 1
-    if _asked[key] < RENDER_FROM_CALL:
+    template = _stored(key)
+    if template is None:
+        if _asked[key] < RENDER_FROM_CALL and rows < RENDER_AT_ROWS:
+            return None
+        template = _pass_template(*key)
+        _store(key, template)
+    return template.replace(RUN_VIEW, run_view).replace(QRELS_VIEW, qrels_view)
+
+
+# The modules whose code a rendered pass depends on besides the library: this renderer, the
+# inliner, and the literals it writes (measures, options, _sql).
+RENDERER_MODULES = ("lean.py", "_inliner.py", "measures.py", "options.py", "_sql.py")
+
+
+@cache
+def _renderer_digest() -> str | None:
+    """What a stored pass depends on besides its key: the library, the renderer's code and
+    sqlglot's version (read from its _version.py: importlib.metadata costs tens of milliseconds of a
+    first call). None when sqlglot has no version file to key a stored pass by."""
+    from duckrank._library import library_digest
+
+    spec = importlib.util.find_spec("sqlglot")
+    versioned = Path(spec.origin).parent / "_version.py" if spec is not None and spec.origin else None
+    if versioned is None or not versioned.is_file():
         return None
-    return _pass_template(*key).replace(RUN_VIEW, run_view).replace(QRELS_VIEW, qrels_view)
+    digest = hashlib.sha256(library_digest().encode() + versioned.read_bytes())
+    for name in RENDERER_MODULES:
+        digest.update((Path(__file__).parent / name).read_bytes())
+    return digest.hexdigest()
 
 
-@lru_cache(maxsize=256)
+def _stored_path(key: tuple) -> Path | None:
+    """The file that keeps a rendered pass: in the cache folder, named by a digest of its key and of
+    what rendered it. None when passes are not kept."""
+    from duckrank._library import cache_folder
+
+    folder, digest = cache_folder(), _renderer_digest()
+    if folder is None or digest is None:
+        return None
+    return folder / f"lean-{hashlib.sha256((digest + repr(key)).encode()).hexdigest()[:32]}.json"
+
+
+_templates: dict[tuple, str] = {}
+
+
+def _stored(key: tuple) -> str | None:
+    """The pass rendered before, in this process or kept by an earlier one; None if none was. A file
+    that does not hold this very key (unreadable, cut short, another key) is not used."""
+    if key in _templates:
+        return _templates[key]
+    try:
+        path = _stored_path(key)
+        held = json.loads(path.read_text(encoding="utf-8")) if path is not None and path.is_file() else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(held, dict) or held.get("key") != repr(key) or not isinstance(held.get("sql"), str):
+        return None
+    return _kept(key, held["sql"])
+
+
+def _store(key: tuple, template: str) -> None:
+    """Keep a rendered pass for this process and, written whole or not at all (a temporary file
+    renamed), for later ones; a folder that cannot take it only costs them a render."""
+    _kept(key, template)
+    try:
+        path = _stored_path(key)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".lean-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                json.dump({"key": repr(key), "sql": template}, file)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError:
+        pass  # a read-only or full folder: later processes render the pass again
+
+
+def _kept(key: tuple, template: str) -> str:
+    if len(_templates) > 256:
+        _templates.clear()
+    _templates[key] = template
+    return template
+
+
 def _pass_template(arguments: tuple[tuple[str, Any], ...], values: tuple[str, ...]) -> str:
-    """pass_sql over RUN_VIEW and QRELS_VIEW, a gain map as sorted pairs. Cached: a notebook loop
-    renders once."""
+    """pass_sql over RUN_VIEW and QRELS_VIEW, a gain map as sorted pairs."""
     from sqlglot import exp
 
     from duckrank._inliner import narrowed_docs

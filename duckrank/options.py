@@ -47,6 +47,17 @@ class Param:
     def requirement(self) -> str:
         return self.must or f"be one of {', '.join(self.choices)}"
 
+    @property
+    def check(self) -> str | None:
+        """SQL over the option's own name that says what is wrong with its value, NULL when it is
+        valid: a CASE in the generated check macros (sql/55_option_checks.sql) and in the checks of
+        only the options a call gives (duckrank._checks)."""
+        if self.condition is None:
+            return None
+        message = literal(f"{self.name} must {self.requirement}; got ")
+        return (f"CASE WHEN NOT coalesce({self.condition}, false)\n"
+                f"             THEN {message} || duckrank.show({self.name}) END")
+
     def help(self) -> str:
         """The option's line of help: what it does, its values (unless the text names them all) and
         its default."""

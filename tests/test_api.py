@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -490,9 +491,24 @@ def test_batches_of_queries_give_the_same_per_query_values(monkeypatch, options)
         return sorted(duckrank.evaluate(QRELS, RUN, measures, per_query=True, **options).fetchall())
 
     whole = per_query()
-    monkeypatch.setattr(evaluation, "query_batches", lambda con, plan: 4)
+    monkeypatch.setattr(evaluation, "query_batches", lambda con, plan: (4, 0))
     assert per_query() == whole
     assert {measure for _, measure, _ in whole} == set(measures)
+
+
+@pytest.mark.parametrize("several", [False, True])
+def test_a_data_error_in_a_batch_names_the_run_not_the_batch(monkeypatch, several):
+    from duckrank import evaluation
+
+    frame = pd.read_parquet(RUN)
+    repeated = pd.concat([frame, frame.iloc[:1]])
+    runs = {"bm25": frame, "dense": repeated} if several else repeated
+    monkeypatch.setattr(evaluation, "query_batches", lambda con, plan: (4, 0))
+    with pytest.raises(duckrank.InputError) as error:
+        duckrank.evaluate(QRELS, runs, ["map"])
+    shown = "run 'dense' (DataFrame)" if several else "run (DataFrame)"
+    row = frame.iloc[0]
+    assert str(error.value).startswith(f"{shown} has 2 rows for query_id '{row.query_id}', doc_id '{row.doc_id}'")
 
 
 def test_summaries_are_the_same_bits_whatever_the_threads():

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -308,3 +309,27 @@ def test_a_decomposed_path_is_shown_as_written_but_a_decomposed_id_escaped():
     assert quoted_path("/Users/me/cafe\u0301/run.txt") == "'/Users/me/cafe\u0301/run.txt'"  # macOS writes NFD names
     assert quoted("cafe\u0301") == "'cafe\\u0301'" and quoted("caf\u00e9") == "'caf\u00e9'"
     assert quoted(bytes(100)) == "'" + "\\x00" * 20 + "'…(80 more bytes)"
+
+
+QRELS_FRAME = {"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 0]}
+
+
+@pytest.mark.parametrize("lean_calls", [1, 2])  # the macros' checks, then a lean statement's, reworded
+def test_a_data_error_in_one_of_several_dataframes_names_that_run(lean_calls):
+    good = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, 2.0]})
+    repeated = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "a"], "score": [1.0, 2.0]})
+    for _ in range(lean_calls):
+        with pytest.raises(duckrank.InputError) as error:
+            duckrank.evaluate(pd.DataFrame(QRELS_FRAME), {"bm25": good, "dense": repeated}, ["map", "P@3"])
+    assert str(error.value).startswith("run 'dense' (DataFrame) has 2 rows for query_id 'q1', doc_id 'a'")
+
+
+@pytest.mark.parametrize("as_file", [False, True])
+def test_a_data_error_in_a_log_names_the_log(tmp_path, as_file):
+    log = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, float("nan")], "label": [1, 0]})
+    if as_file:
+        log.to_parquet(tmp_path / "log.parquet")
+    with pytest.raises(duckrank.InputError) as error:
+        duckrank.evaluate(log=str(tmp_path / "log.parquet") if as_file else log, measures=["auc"])
+    shown = f"'{tmp_path / 'log.parquet'}'" if as_file else "(DataFrame)"
+    assert str(error.value).startswith(f"log {shown} has a NULL, NaN or infinite score for query_id 'q1', doc_id 'b'")

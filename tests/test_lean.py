@@ -171,3 +171,67 @@ def test_a_single_call_does_not_import_sqlglot():
               "'ndcg@10']); print('sqlglot' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False", done.stderr
+
+
+@pytest.fixture
+def kept_passes(monkeypatch, tmp_path):
+    """A cache folder of this test's own, and a process that has rendered nothing yet: each call
+    to the lean rendering recorded as the pass it served (None: the macros were called)."""
+    monkeypatch.setenv("DUCKRANK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(lean, "_templates", {})
+    monkeypatch.setattr(lean, "_asked", lean.Counter())
+    served = []
+    lean_pass_sql = _duckdb_sql.lean_pass_sql
+    monkeypatch.setattr(_duckdb_sql, "lean_pass_sql", lambda *args: served.append(lean_pass_sql(*args)) or served[-1])
+    return served
+
+
+def forget_this_process(monkeypatch):
+    """As a new process: nothing rendered in memory, and no render possible (a stored pass or the macros)."""
+    monkeypatch.setattr(lean, "_templates", {})
+    monkeypatch.setattr(lean, "_asked", lean.Counter())
+    monkeypatch.setattr(lean, "_pass_template", lambda *key: pytest.fail("rendered again"))
+
+
+def test_a_rendered_pass_serves_later_processes_from_their_first_call(monkeypatch, tmp_path, kept_passes):
+    qrels, run = frames()
+    measures = ["ndcg@10", "map", "recip_rank", "P@10"]
+    macro = outcome(monkeypatch, False, qrels, run, measures)
+    assert duckrank.evaluate(qrels, run, measures) == duckrank.evaluate(qrels, run, measures)
+    assert kept_passes[0] is None and kept_passes[1] is not None and len(list(tmp_path.glob("lean-*.json"))) == 1
+    forget_this_process(monkeypatch)
+    assert same(outcome(monkeypatch, True, qrels, run, measures), macro)
+    assert len(kept_passes) == 3 and kept_passes[-1] is not None  # the stored pass, from the first call
+
+
+@pytest.mark.parametrize("damage", ["garbage", "cut short", "another key"])
+def test_a_damaged_stored_pass_is_not_used(monkeypatch, tmp_path, kept_passes, damage):
+    qrels, run = frames()
+    measures = ["ndcg@5", "P@5"]
+    for _ in range(2):
+        duckrank.evaluate(qrels, run, measures)
+    [stored] = tmp_path.glob("lean-*.json")
+    text = stored.read_text()
+    stored.write_text({"garbage": "\x00\xff not json", "cut short": text[: len(text) // 2],
+                       "another key": text.replace("ndcg", "ndcg_other")}[damage])
+    forget_this_process(monkeypatch)
+    assert same(outcome(monkeypatch, True, qrels, run, measures), outcome(monkeypatch, False, qrels, run, measures))
+    assert len(kept_passes) == 3 and kept_passes[-1] is None  # the first call after the damage called the macros
+
+
+def test_a_large_run_renders_at_its_first_call_and_no_cache_folder_keeps_nothing(monkeypatch, tmp_path, kept_passes):
+    monkeypatch.setenv("DUCKRANK_CACHE_DIR", "")
+    monkeypatch.setattr(lean, "RENDER_AT_ROWS", 5)
+    qrels, run = frames()
+    measures = ["ndcg@7", "recall@5"]
+    assert same(outcome(monkeypatch, True, qrels, run, measures), outcome(monkeypatch, False, qrels, run, measures))
+    assert kept_passes[0] is not None and not list(tmp_path.iterdir())
+
+
+def test_an_unwritable_cache_folder_costs_only_a_render(monkeypatch, tmp_path, kept_passes):
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the folder would be")
+    monkeypatch.setenv("DUCKRANK_CACHE_DIR", str(blocked / "cache"))
+    qrels, run = frames()
+    values = [duckrank.evaluate(qrels, run, ["ndcg@3", "P@2"]) for _ in range(2)]
+    assert values[0] == values[1] and kept_passes[1] is not None

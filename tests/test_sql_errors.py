@@ -13,7 +13,10 @@ import duckdb
 import pandas as pd
 import pytest
 
+from duckrank._checks import _checks_query, _given_sql
 from duckrank._library import connect
+from duckrank.measures import sql_literal
+from duckrank.options import CONVENTIONS, OPTIONS
 
 
 @pytest.fixture(scope="module")
@@ -188,3 +191,34 @@ def test_log_rows_must_be_rankable(con, macro, column, bad):
     frame.loc[1, column] = bad
     con.register("log_bad", frame)
     fails(con, call(macro, inputs="'log_bad'"), rf"log 'log_bad' has 1 row\(s\) with a NULL, NaN or infinite {column}")
+
+
+# Five rounds of values for every option at once: valid and invalid ones, NULLs, NaN.
+_ROUNDS = {
+    "integer": [-1, 0, 0.5, 2, float("nan")],
+    "number": [-1, 0, 0.5, 2, float("nan")],
+    "boolean": [None, True, False, None, True],
+    "numbers": [(), (-1.0,), (0.5,), (2.0,), (0.0, 1.0)],
+    "gain_map": [{}, {1: -1.0}, {1: 2.0}, {}, {}],
+}
+
+
+@pytest.mark.parametrize("round_", range(5))
+def test_python_checks_only_the_given_options_in_the_macros_words(con, round_):
+    """evaluate() and the CLI check only the options a call gives (duckrank._checks): they must say
+    what duckrank.option_problems and duckrank.convention_problems say of the same values."""
+    def value(param):
+        texts = ["bogus", *param.choices, "x"]
+        return _ROUNDS[param.type][round_] if param.type in _ROUNDS else texts[round_ % len(texts)]
+
+    conventions = {name: value(c.param) for name, c in CONVENTIONS.items()}
+    options = {name: value(param) for name, param in OPTIONS.items()}
+
+    def macro(name, values):
+        given = ", ".join(f"{option} := {sql_literal(v)}" for option, v in values.items())
+        return con.execute(f"SELECT duckrank.{name}({given})").fetchone()[0]
+
+    expected = [macro("convention_problems", conventions), macro("option_problems", options)]
+    assert any(expected), "a round that finds no problem tests nothing"
+    found = con.execute(_checks_query([_given_sql(conventions), _given_sql(options)])).fetchone()[0]
+    assert found == expected

@@ -47,6 +47,11 @@ class InputView:
     def label(self) -> str:
         return f"{self.kind} {self.shown}"
 
+    def named(self, name: str) -> InputView:
+        """An object input shown with the name it was given (run 'bm25' (DataFrame)): its messages
+        must say which of several DataFrames holds the problem. A path or table shows itself."""
+        return self if self.given is not None else dataclasses.replace(self, shown=f"{quoted(name)} {self.shown}")
+
 
 @dataclass(frozen=True)
 class _Read:
