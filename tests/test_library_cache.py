@@ -19,7 +19,7 @@ import pytest
 from oracles import _pytrec, gen_case
 
 import duckrank
-from duckrank import _library, lean
+from duckrank import _library, evaluation
 
 REPO = Path(__file__).resolve().parent.parent
 # duckrank's spelling -> what pytrec_eval is asked for, and the key it (and `duckrank eval`) reports
@@ -55,8 +55,8 @@ def oracle(case):
 def _computed(monkeypatch: pytest.MonkeyPatch, case: dict, cache: Path | str, fuse: bool = False) -> dict:
     """What a new process computes with DUCKRANK_CACHE_DIR=cache: the per-query values of MEASURES
     for both runs (and both runs fused by FUSION_METHODS), how its database holds the library, and
-    the database. The macros are called every time (a repeated call's lean rendering calls none)."""
-    monkeypatch.setattr(lean, "RENDER_FROM_CALL", sys.maxsize)
+    the database. The macros are called every time (a lean statement calls none)."""
+    monkeypatch.setattr(evaluation, "lean_case", lambda *args: False)
     monkeypatch.setenv(_library.CACHE_FOLDER_VARIABLE, str(cache))
     monkeypatch.setattr(_library, "_shared", None)
     monkeypatch.setattr(_library, "_fusion_loaded_in", None)
