@@ -132,7 +132,8 @@ def catalog_digest() -> str:
 
 
 def catalog_path() -> Path | None:
-    """The catalog file of this library and this DuckDB; None when caching is off."""
+    """The catalog file of this library and this DuckDB; None when caching is off. Other libraries'
+    files stay: installs of other versions may share the folder, and would each delete the others'."""
     folder = cache_folder()
     return folder / f"catalog-{catalog_digest()}-duckdb-{duckdb.__version__}.duckdb" if folder else None
 
