@@ -132,7 +132,8 @@ def catalog_digest() -> str:
 
 
 def catalog_path() -> Path | None:
-    """The catalog file of this library and this DuckDB; None when caching is off."""
+    """The catalog file of this library and this DuckDB; None when caching is off. Other libraries'
+    files stay: installs of other versions may share the folder, and would each delete the others'."""
     folder = cache_folder()
     return folder / f"catalog-{catalog_digest()}-duckdb-{duckdb.__version__}.duckdb" if folder else None
 
@@ -153,7 +154,8 @@ def _write_catalog(path: Path) -> None:
         con = duckdb.connect()
         try:
             con.execute(f"ATTACH {literal(built)} AS {CATALOG}").fetchall()
-            con.execute(catalog_sql()).fetchall()
+            # one transaction: a commit per macro would write (and sync) the file's log a thousand times
+            con.execute(f"BEGIN;\n{catalog_sql()}\nCOMMIT;").fetchall()
             con.execute(f"DETACH {CATALOG}").fetchall()  # checkpointed and closed: complete before it moves
         finally:
             con.close()

@@ -19,7 +19,7 @@ import pytest
 from oracles import _pytrec, gen_case
 
 import duckrank
-from duckrank import _library, lean
+from duckrank import _library, evaluation
 
 REPO = Path(__file__).resolve().parent.parent
 # duckrank's spelling -> what pytrec_eval is asked for, and the key it (and `duckrank eval`) reports
@@ -55,8 +55,8 @@ def oracle(case):
 def _computed(monkeypatch: pytest.MonkeyPatch, case: dict, cache: Path | str, fuse: bool = False) -> dict:
     """What a new process computes with DUCKRANK_CACHE_DIR=cache: the per-query values of MEASURES
     for both runs (and both runs fused by FUSION_METHODS), how its database holds the library, and
-    the database. The macros are called every time (a repeated call's lean rendering calls none)."""
-    monkeypatch.setattr(lean, "RENDER_FROM_CALL", sys.maxsize)
+    the database. The macros are called every time (a lean statement calls none)."""
+    monkeypatch.setattr(evaluation, "lean_case", lambda *args: False)
     monkeypatch.setenv(_library.CACHE_FOLDER_VARIABLE, str(cache))
     monkeypatch.setattr(_library, "_shared", None)
     monkeypatch.setattr(_library, "_fusion_loaded_in", None)
@@ -166,26 +166,25 @@ def test_a_spoilt_catalog_is_replaced(cold, fresh, by_script, tmp_path, spoil):
     assert os.listdir(tmp_path) == [path.name]
 
 
-def _under_a_file(tmp_path: Path) -> Path:
+def _under_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "file").write_text("")
     return tmp_path / "file" / "cache"  # no folder can be made there
 
 
-def _taken_by_a_folder(tmp_path: Path) -> Path:
+def _taken_by_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "cache" / _library.catalog_path().name).mkdir(parents=True)  # os.replace cannot overwrite it
     return tmp_path / "cache"
 
 
-def _failing_duckdb(tmp_path: Path) -> Path:
+def _failing_duckdb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """DuckDB failing as it writes the catalog, as on a full disk."""
+    monkeypatch.setattr(_library, "catalog_sql", lambda: "SELECT error('No space left on device')")
     return tmp_path
 
 
 @pytest.mark.parametrize("cache", [_under_a_file, _taken_by_a_folder, _failing_duckdb])
 def test_a_cache_that_cannot_be_written_falls_back_to_the_script(fresh, by_script, tmp_path, monkeypatch, cache):
-    if cache is _failing_duckdb:
-        monkeypatch.setattr(_library, "catalog_sql", lambda: "SELECT error('No space left on device')")
-    folder = cache(tmp_path)
+    folder = cache(tmp_path, monkeypatch)
     before = sorted(tmp_path.rglob("*"))
     got = fresh(folder)
     assert got["holds"] == "script" and got["scores"] == by_script["scores"]
