@@ -1,6 +1,7 @@
--- Argument checking shared by every macro (the checks of each option are generated from the
--- registry into sql/60_measures.sql: duckrank.option_problems, duckrank.convention_problems). Problems are collected as text, one per line, and raised together
--- by duckrank.raise_problems inside a CTE that the result depends on, so the shell and Python
+-- Argument checking shared by every macro (each option's check is generated from the registry
+-- into sql/55_option_checks.sql: duckrank.check_<option>, and duckrank.option_problems and
+-- duckrank.convention_problems for all at once). Problems are collected as text, one per line, and
+-- raised together by duckrank.raise_problems inside a CTE that the result depends on, so the shell and Python
 -- see the same message, and every bad option is reported at once.
 
 -- Line breaks, tabs and ESC written as Python writes them (\n, \r, \t, \x1b), so that an id cannot
