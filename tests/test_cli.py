@@ -1,7 +1,7 @@
 """The command line: every command, every output format, every error path, trec_eval conformance.
 
-Most tests go through click's CliRunner (fast, in-process); the `subprocess` tests run the installed
-console script and `python -m duckrank`, which is what users and scripts actually call.
+Most tests go through helpers.run (click's CliRunner: fast, in-process); the `subprocess` tests run
+the installed console script and `python -m duckrank`, which is what users and scripts actually call.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
 
 import duckrank
 from duckrank._library import install_sql
@@ -301,8 +300,8 @@ def test_parquet_to_file_and_stdout(data, tmp_path):
     rows = con.execute("SELECT query_id, metric, value FROM read_parquet(?)", [str(target)]).fetchall()
     assert rows[-2:] == [("all", "map", api_summary(data["qrels.csv"], data["run.csv"], ["map"])["map"]),
                          ("all", "P_2", 0.75)]
-    piped = CliRunner().invoke(main, ["eval", str(data["qrels.csv"]), str(data["run.csv"]), "-m", "map",
-                                      "--format", "parquet"])
+    piped = run("eval", str(data["qrels.csv"]), str(data["run.csv"]), "-m", "map",
+                "--format", "parquet")
     assert piped.exit_code == 0
     assert piped.stdout_bytes[:4] == b"PAR1"
     con.close()
