@@ -476,6 +476,17 @@ def test_log_with_a_label_map(tmp_path):
     assert json.loads(result.stdout)["value"] == expected["nDCG@2"]
 
 
+def test_an_error_names_the_option_as_each_front_door_spells_it(tmp_path):
+    """The library's error keeps the options it names (errors.Option): Python says query_col=, the
+    command line the flag; text that only looks like an option (here a file's name) stays as it is."""
+    qrels = write_csv(tmp_path / "qrels.csv", ["query_id", "doc_id", "relevance"], [("q1", "d1", 1)])
+    run_file = write_csv(tmp_path / "query_col=1.csv", ["qid", "doc_id", "score"], [("q1", "d1", 1.0)])
+    with pytest.raises(duckrank.InputError, match=r"query_col=1\.csv'.*; name yours with query_col=$"):
+        duckrank.evaluate(str(qrels), str(run_file), ["map"])
+    assert_error(run("eval", qrels, run_file, "-m", "map"), 1, "query_col=1.csv' has no column 'query_id'",
+                 "; name yours with --query-col\n")
+
+
 def test_segments_with_by(data, tmp_path):
     devices = {"q1": "mobile", "q2": "desktop", "q4": "mobile"}
     segmented = write_csv(tmp_path / "segmented.csv", ["query_id", "doc_id", "score", "device"],
