@@ -2,9 +2,41 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option a message names, kept as such so that each front door spells it its own way:
+    Python as the keyword (label_map=, what str(error) says), the command line as its flag
+    (--label-map: DuckrankError.spelled)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.name}="
+
+
+def listed(names: Iterable[str]) -> list[str | Option]:
+    """Options as a message lists them: a=, b=, c= (--a, --b, --c)."""
+    parts: list[str | Option] = []
+    for name in names:
+        parts += [", ", Option(name)] if parts else [Option(name)]
+    return parts
+
 
 class DuckrankError(Exception):
-    """Base class of every error duckrank raises on purpose."""
+    """Base class of every error duckrank raises on purpose. The message comes in parts, text and
+    the Options it names: str(error) joins them as Python spells them."""
+
+    def __init__(self, *parts: str | Option) -> None:
+        super().__init__("".join(map(str, parts)))
+        self.parts = parts
+
+    def spelled(self, spell: Callable[[str], str]) -> str:
+        """The message with each Option it names as `spell` (an option's name -> its spelling) says it."""
+        return "".join(spell(part.name) if isinstance(part, Option) else str(part) for part in self.parts)
 
 
 class InputError(DuckrankError):

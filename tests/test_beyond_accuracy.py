@@ -15,14 +15,13 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
 import duckrank
-from duckrank.cli import main
 from duckrank.errors import InputError, OptionError
 
 from external import missing
 from helpers import REPO, run_shell
+from helpers import run as cli
 
 try:  # installed without its heavy dependencies: pip install recommenders==1.2.1 --no-deps (see the README)
     from recommenders.evaluation import python_evaluation as pe
@@ -294,14 +293,14 @@ def test_cli_reads_train_and_items(tmp_path):
         paths[name] = tmp_path / f"{name}.parquet"
         frame.to_parquet(paths[name])
     measures = ["novelty@10", "diversity(similarity=features)@10", "serendipity@10", "catalog_coverage@10", "aplt@10"]
-    result = CliRunner().invoke(main, ["eval", str(paths["qrels"]), str(paths["run"]), "--train", str(paths["train"]),
-                                       "--items", str(paths["items"]), *sum((["-m", m] for m in measures), []),
-                                       "--format", "json"])
+    result = cli("eval", str(paths["qrels"]), str(paths["run"]), "--train", str(paths["train"]),
+                 "--items", str(paths["items"]), *sum((["-m", m] for m in measures), []),
+                 "--format", "json")
     assert result.exit_code == 0, result.output
     got = {row["metric"]: row["value"] for row in json.loads(result.stdout)}
     assert got == pytest.approx(duckrank.evaluate(qrels, run, measures, train=train, items=items), abs=1e-12)
     # a measure that needs --train without it: a usage error naming the option
-    missing = CliRunner().invoke(main, ["eval", str(paths["qrels"]), str(paths["run"]), "-m", "novelty@10"])
+    missing = cli("eval", str(paths["qrels"]), str(paths["run"]), "-m", "novelty@10")
     assert missing.exit_code == 2 and "--train FILE" in missing.stderr and "Traceback" not in missing.output
 
 
@@ -342,9 +341,9 @@ def test_spark_engine_refuses_them(tmp_path):
     train, run, qrels, _ = generate(13)
     for name, frame in (("train", train), ("run", run), ("qrels", qrels)):
         frame.to_parquet(tmp_path / f"{name}.parquet")
-    result = CliRunner().invoke(main, ["eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"),
-                                       "--train", str(tmp_path / "train.parquet"), "-m", "novelty@10",
-                                       "--engine", "spark"])
+    result = cli("eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"),
+                 "--train", str(tmp_path / "train.parquet"), "-m", "novelty@10",
+                 "--engine", "spark")
     assert result.exit_code == 2 and "--engine spark does not compute the beyond-accuracy" in result.stderr
 
 

@@ -1,7 +1,7 @@
 """The command line: every command, every output format, every error path, trec_eval conformance.
 
-Most tests go through click's CliRunner (fast, in-process); the `subprocess` tests run the installed
-console script and `python -m duckrank`, which is what users and scripts actually call.
+Most tests go through helpers.run (click's CliRunner: fast, in-process); the `subprocess` tests run
+the installed console script and `python -m duckrank`, which is what users and scripts actually call.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
 
 import duckrank
 from duckrank._library import install_sql
@@ -301,8 +300,8 @@ def test_parquet_to_file_and_stdout(data, tmp_path):
     rows = con.execute("SELECT query_id, metric, value FROM read_parquet(?)", [str(target)]).fetchall()
     assert rows[-2:] == [("all", "map", api_summary(data["qrels.csv"], data["run.csv"], ["map"])["map"]),
                          ("all", "P_2", 0.75)]
-    piped = CliRunner().invoke(main, ["eval", str(data["qrels.csv"]), str(data["run.csv"]), "-m", "map",
-                                      "--format", "parquet"])
+    piped = run("eval", str(data["qrels.csv"]), str(data["run.csv"]), "-m", "map",
+                "--format", "parquet")
     assert piped.exit_code == 0
     assert piped.stdout_bytes[:4] == b"PAR1"
     con.close()
@@ -475,6 +474,17 @@ def test_log_with_a_label_map(tmp_path):
     expected = duckrank.evaluate(log=str(log), label="event", label_map={"purchase": 3, "click": 1},
                                  measures=["nDCG@2"])
     assert json.loads(result.stdout)["value"] == expected["nDCG@2"]
+
+
+def test_an_error_names_the_option_as_each_front_door_spells_it(tmp_path):
+    """The library's error keeps the options it names (errors.Option): Python says query_col=, the
+    command line the flag; text that only looks like an option (here a file's name) stays as it is."""
+    qrels = write_csv(tmp_path / "qrels.csv", ["query_id", "doc_id", "relevance"], [("q1", "d1", 1)])
+    run_file = write_csv(tmp_path / "query_col=1.csv", ["qid", "doc_id", "score"], [("q1", "d1", 1.0)])
+    with pytest.raises(duckrank.InputError, match=r"query_col=1\.csv'.*; name yours with query_col=$"):
+        duckrank.evaluate(str(qrels), str(run_file), ["map"])
+    assert_error(run("eval", qrels, run_file, "-m", "map"), 1, "query_col=1.csv' has no column 'query_id'",
+                 "; name yours with --query-col\n")
 
 
 def test_segments_with_by(data, tmp_path):

@@ -21,7 +21,6 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
@@ -713,7 +712,7 @@ def test_cli_attaches_to_the_duckrank_group():
     added = "compare" not in main.commands
     main.add_command(compare_command)
     try:
-        result = CliRunner().invoke(main, ["compare", "-h"])
+        result = run("compare", "-h")
     finally:
         if added:
             main.commands.pop("compare")

@@ -26,13 +26,12 @@ import duckdb
 import ir_measures
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 from helpers import duckrank_command
+from helpers import run as cli
 from ir_measures import Qrel, ScoredDoc
 
 import duckrank
 from duckrank._library import connect
-from duckrank.cli import main
 from duckrank.errors import InputError, OptionError
 from duckrank.evaluation import compute
 from duckrank.measures import parse_measures
@@ -245,11 +244,11 @@ def test_errors_say_what_to_pass(tmp_path):
     # the CLI: exit 1 with the same message; Spark refuses the family before it starts
     adhoc.to_csv(tmp_path / "qrels.csv", index=False)
     run.to_csv(tmp_path / "run.csv", index=False)
-    result = CliRunner().invoke(main, ["eval", str(tmp_path / "qrels.csv"), str(tmp_path / "run.csv"),
-                                       "-m", "alpha_nDCG@5"])
+    result = cli("eval", str(tmp_path / "qrels.csv"), str(tmp_path / "run.csv"),
+                 "-m", "alpha_nDCG@5")
     assert result.exit_code == 1 and "--subtopic-col" in result.stderr and "Traceback" not in result.output
-    result = CliRunner().invoke(main, ["eval", str(tmp_path / "qrels.csv"), str(tmp_path / "run.csv"),
-                                       "-m", "alpha_nDCG@5", "--engine", "spark"])
+    result = cli("eval", str(tmp_path / "qrels.csv"), str(tmp_path / "run.csv"),
+                 "-m", "alpha_nDCG@5", "--engine", "spark")
     assert result.exit_code == 2 and "does not compute the diversity measures (alpha_nDCG@5)" in result.stderr
     from duckrank import spark
     with pytest.raises(OptionError, match="alpha_nDCG@5 read subtopic qrels .* use the DuckDB engine"):

@@ -13,11 +13,10 @@ from pathlib import Path
 import duckdb
 import pytest
 import spark_support
-from click.testing import CliRunner
+from helpers import run as cli
 from helpers import run_shell
 
 import duckrank
-from duckrank.cli import main
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 HOSTILE_TABLES = ["run PIVOT (sum(score) FOR doc_id IN ('a'))", "run UNPIVOT (v FOR k IN (score))", "run -- c",
@@ -31,7 +30,7 @@ def spark():
 
 
 def sql_command(*args: str):
-    return CliRunner().invoke(main, ["sql", "--dialect", "spark", *args])
+    return cli("sql", "--dialect", "spark", *args)
 
 
 @pytest.mark.parametrize("name", HOSTILE_TABLES)

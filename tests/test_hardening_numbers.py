@@ -9,10 +9,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
-from click.testing import CliRunner
+from helpers import run as cli
 
 import duckrank
-from duckrank.cli import main
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 RUNS = [str(DATA / "run.parquet"), str(DATA / "run.parquet")]
@@ -21,7 +20,7 @@ BIGINT = "from -9223372036854775808 to 9223372036854775807"
 
 @pytest.mark.parametrize("seed", [str(10 ** 30), str(2 ** 63), "-1"])
 def test_cli_compare_seed_out_of_range_is_a_usage_error(seed):
-    result = CliRunner().invoke(main, ["compare", str(DATA / "qrels.parquet"), *RUNS, "--seed", seed])
+    result = cli("compare", str(DATA / "qrels.parquet"), *RUNS, "--seed", seed)
     assert result.exit_code == 2, result.output
     assert f"Error: --seed must be a whole number from 0 to 9223372036854775807; got '{seed}'" in result.stderr
     assert "INT128" not in result.output and "Conversion" not in result.output
@@ -80,7 +79,7 @@ def test_scores_a_double_cannot_tell_apart_are_refused_by_every_door(top, second
     con.execute(f"COPY qrels TO '{qrels_file}'")
     with pytest.raises(duckrank.InputError, match=rf"^run '{run_file}': {refusal.replace('score', 'points')}"):
         duckrank.evaluate(str(qrels_file), str(run_file), ["P@1"], score_col="points")
-    result = CliRunner().invoke(main, ["eval", str(qrels_file), str(run_file), "-m", "P@1", "--score-col", "points"])
+    result = cli("eval", str(qrels_file), str(run_file), "-m", "P@1", "--score-col", "points")
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert f"Error: run '{run_file}': column 'points' holds {second} and {top}" in result.stderr
 
@@ -162,7 +161,7 @@ def test_a_gain_map_past_1e300_is_refused_by_every_door(tmp_path):
     qrels_file, run_file = tmp_path / "qrels.parquet", tmp_path / "run.parquet"
     duckdb.from_arrow(qrels).write_parquet(str(qrels_file))
     duckdb.from_arrow(run).write_parquet(str(run_file))
-    result = CliRunner().invoke(main, ["eval", str(qrels_file), str(run_file), "-m", "ndcg.1=1e308,3=1.5e308"])
+    result = cli("eval", str(qrels_file), str(run_file), "-m", "ndcg.1=1e308,3=1.5e308")
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert "gain_map must be a MAP of grade to finite gain of at most 1e300 in size" in result.stderr
     con = duckrank.connect()

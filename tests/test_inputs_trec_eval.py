@@ -16,12 +16,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
-from click.testing import CliRunner
+from helpers import run as cli
 
 import duckrank
 from duckrank import inputs
 from duckrank.inputs import trec
-from duckrank.cli import main
 from duckrank.errors import InputError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,10 +37,6 @@ def _write(folder: Path, name: str, data: bytes) -> Path:
     path = folder / name
     path.write_bytes(data)
     return path
-
-
-def _duckrank(*args, input: bytes | None = None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=False)
 
 
 def _measure_args(measures) -> list[str]:
@@ -185,8 +180,8 @@ ndcg all 0.6900
 @pytest.mark.parametrize("case", CASES)
 def test_duckrank_reads_what_trec_eval_reads(tmp_path, case):
     qrels, run, measures, expected = CASES[case]
-    result = _duckrank("eval", _write(tmp_path, "qrels.txt", qrels), _write(tmp_path, "run.txt", run), "-q",
-                       *_measure_args(measures), "--format", "trec")
+    result = cli("eval", _write(tmp_path, "qrels.txt", qrels), _write(tmp_path, "run.txt", run), "-q",
+                 *_measure_args(measures), "--format", "trec")
     assert result.exit_code == 0, result.output
     assert _printed(result.stdout) == _printed(expected)
 
@@ -205,8 +200,8 @@ def test_either_reader_reads_every_case_the_same(tmp_path, monkeypatch):
     when the line reader reads them all."""
     monkeypatch.setattr(trec, "_read_trec_fast", lambda *args, **kwargs: None)
     for case, (qrels, run, measures, expected) in CASES.items():
-        result = _duckrank("eval", _write(tmp_path, "qrels.txt", qrels), _write(tmp_path, "run.txt", run), "-q",
-                           *_measure_args(measures), "--format", "trec")
+        result = cli("eval", _write(tmp_path, "qrels.txt", qrels), _write(tmp_path, "run.txt", run), "-q",
+                     *_measure_args(measures), "--format", "trec")
         assert result.exit_code == 0, (case, result.output)
         assert _printed(result.stdout) == _printed(expected), case
 
@@ -218,8 +213,8 @@ TAGGED = CASES["a run whose tag varies is one run"][1]
 
 
 def test_runid_line_is_the_last_lines_tag(tmp_path):
-    result = _duckrank("eval", _write(tmp_path, "qrels.txt", QRELS), _write(tmp_path, "run.txt", TAGGED),
-                       "-m", "official", "--format", "trec")
+    result = cli("eval", _write(tmp_path, "qrels.txt", QRELS), _write(tmp_path, "run.txt", TAGGED),
+                 "-m", "official", "--format", "trec")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[:3] == [f"{'runid':<22}\tall\tthird", f"{'num_q':<22}\tall\t2",
                                               f"{'num_ret':<22}\tall\t5"]
@@ -262,7 +257,7 @@ def test_tags_stay_in_the_table_for_convert(tmp_path):
     assert [t for (t,) in con.sql(f"SELECT run_id FROM {source.view}").fetchall()] == [
         "first", "second", "first", "second", "third"]
     target = tmp_path / "again.txt"
-    assert _duckrank("convert", tmp_path / "run.txt", target, "--to", "trec").exit_code == 0
+    assert cli("convert", tmp_path / "run.txt", target, "--to", "trec").exit_code == 0
     assert sorted(line.split()[5] for line in target.read_text().splitlines()) == [
         "first", "first", "second", "second", "third"]
 
@@ -308,7 +303,7 @@ def _junk_files(tmp_path, case):
 def test_junk_after_a_number_is_an_error_naming_file_line_and_value(tmp_path, case):
     which, qrels, run = _junk_files(tmp_path, case)
     _which, _text, line, value, reads = JUNK[case]
-    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-m", "map"])
+    result = cli("eval", str(qrels), str(run), "-m", "map")
     assert result.exit_code == 1, result.output
     function, field = ("atof", "score") if which == "run" else ("atol", "relevance")
     path = qrels if which == "qrels" else run
@@ -353,7 +348,7 @@ NOT_FINITE = {
 def test_a_score_read_as_infinite_is_an_error_naming_file_line_value_and_fix(tmp_path, monkeypatch, case):
     text, line, value, read = NOT_FINITE[case]
     qrels, run = _write(tmp_path, "qrels.txt", QRELS), _write(tmp_path, "run.txt", text)
-    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-m", "map"])
+    result = cli("eval", str(qrels), str(run), "-m", "map")
     assert result.exit_code == 1, result.output
     largest = ("-" if value.startswith("-") else "") + "1.7976931348623157e308"
     assert (f"Error: run file {str(run)!r}, line {line}: the score {value!r} {read}; duckrank scores finite numbers "
@@ -373,8 +368,8 @@ def test_trec_eval_ranks_a_score_past_a_double_first(tmp_path, trec_eval):
     done = _run_trec_eval(trec_eval, "-q", "-m", "relstring", "-m", "map", qrels, past)
     assert done.returncode == 0 and b"relstring             \tq1\t'210'" in done.stdout, done.stdout
     assert done.stdout == _run_trec_eval(trec_eval, "-q", "-m", "relstring", "-m", "map", qrels, largest).stdout
-    result = CliRunner().invoke(main, ["eval", str(qrels), str(largest), "-q", "-m", "relstring", "-m", "map",
-                                       "--format", "trec"])
+    result = cli("eval", str(qrels), str(largest), "-q", "-m", "relstring", "-m", "map",
+                 "--format", "trec")
     assert result.stdout.encode() == done.stdout
 
 
@@ -434,8 +429,8 @@ def test_blank_qrels_lines_are_skipped(tmp_path):
     """trec_eval 10 stops at a blank qrels line ('Malformed line'); duckrank skips it, as it skips
     blank run lines: the numbers are those of the file without it."""
     qrels = _write(tmp_path, "qrels.txt", b"\n" + QRELS.replace(b"\nq2", b"\n\n  \t\nq2") + b"\n")
-    result = _duckrank("eval", qrels, _write(tmp_path, "run.txt", RUN), "-q", "-m", "num_ret", "-m", "map",
-                       "-m", "ndcg", "--format", "trec")
+    result = cli("eval", qrels, _write(tmp_path, "run.txt", RUN), "-q", "-m", "num_ret", "-m", "map",
+                 "-m", "ndcg", "--format", "trec")
     assert _printed(result.stdout) == _printed(RUN_NUMBERS)
 
 
@@ -448,8 +443,8 @@ def test_trec_eval_stops_at_a_blank_qrels_line(tmp_path, trec_eval):
 def test_comment_on_the_last_qrels_line_is_skipped(tmp_path):
     """trec_eval 10 reads past its buffer there (and mostly crashes)."""
     qrels = _write(tmp_path, "qrels.txt", QRELS + b"# the end")
-    result = _duckrank("eval", qrels, _write(tmp_path, "run.txt", RUN), "-q", "-m", "num_ret", "-m", "map",
-                       "-m", "ndcg", "--format", "trec")
+    result = cli("eval", qrels, _write(tmp_path, "run.txt", RUN), "-q", "-m", "num_ret", "-m", "map",
+                 "-m", "ndcg", "--format", "trec")
     assert _printed(result.stdout) == _printed(RUN_NUMBERS)
 
 
@@ -525,8 +520,8 @@ def _gzip(data: bytes, path: Path) -> Path:
 
 
 def _eval_numbers(qrels, run, *extra, input: bytes | None = None) -> dict:
-    result = _duckrank("eval", qrels, run, "-q", "-m", "num_ret", "-m", "map", "-m", "ndcg", "--format", "trec",
-                       *extra, input=input)
+    result = cli("eval", qrels, run, "-q", "-m", "num_ret", "-m", "map", "-m", "ndcg", "--format", "trec",
+                 *extra, input=input)
     assert result.exit_code == 0, result.output
     return _printed(result.stdout)
 
@@ -627,30 +622,28 @@ def test_standard_input(tmp_path, which):
 
 
 def test_standard_input_names_the_run_by_its_tag(tmp_path):
-    result = _duckrank("eval", _write(tmp_path, "qrels.txt", QRELS), "-", "-m", "official", "--format", "trec",
-                       input=TAGGED)
+    result = cli("eval", _write(tmp_path, "qrels.txt", QRELS), "-", "-m", "official", "--format", "trec",
+                 input=TAGGED)
     assert result.stdout.splitlines()[0] == f"{'runid':<22}\tall\tthird"
 
 
 def test_standard_input_bad_line_is_named(tmp_path):
-    result = CliRunner().invoke(main, ["eval", str(_write(tmp_path, "qrels.txt", QRELS)), "-", "-m", "map"],
-                                input=RUN + b"q3 Q0 z 1 oops t\n")
+    result = cli("eval", str(_write(tmp_path, "qrels.txt", QRELS)), "-", "-m", "map", input=RUN + b"q3 Q0 z 1 oops t\n")
     assert result.exit_code == 1
     assert "run file '-' (standard input), line 6: the score 'oops'" in result.stderr, result.stderr
 
 
 def test_standard_input_for_both_is_an_error(tmp_path):
-    result = CliRunner().invoke(main, ["eval", "-", "-", "-m", "map"], input=QRELS)
+    result = cli("eval", "-", "-", "-m", "map", input=QRELS)
     assert result.exit_code == 2
     assert "QRELS and RUN are both '-', but standard input can be read once" in result.stderr, result.stderr
-    result = CliRunner().invoke(main, ["eval", str(_write(tmp_path, "qrels.txt", QRELS)), "-", "-", "-m", "map"],
-                                input=RUN)
+    result = cli("eval", str(_write(tmp_path, "qrels.txt", QRELS)), "-", "-", "-m", "map", input=RUN)
     assert result.exit_code == 2
     assert "RUN 1 and RUN 2 are both '-'" in result.stderr, result.stderr
 
 
 def test_empty_standard_input(tmp_path):
-    result = CliRunner().invoke(main, ["eval", str(_write(tmp_path, "qrels.txt", QRELS)), "-", "-m", "map"], input=b"")
+    result = cli("eval", str(_write(tmp_path, "qrels.txt", QRELS)), "-", "-m", "map", input=b"")
     assert result.exit_code == 1
     assert "run file '-' (standard input) is empty" in result.stderr, result.stderr
 
@@ -666,7 +659,7 @@ def test_standard_input_through_the_console_script(tmp_path):
 def test_convert_reads_standard_input(tmp_path):
     """convert tries '-' as qrels, then as a run: both reads see the same bytes."""
     target = tmp_path / "run.parquet"
-    result = _duckrank("convert", "-", target, input=TAGGED)
+    result = cli("convert", "-", target, input=TAGGED)
     assert result.exit_code == 0, result.output
     assert duckdb.connect().execute(f"SELECT count(*) FROM '{target}'").fetchall() == [(5,)]
 

@@ -21,10 +21,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
+from helpers import run as cli
 
 import duckrank
-from duckrank.cli import main
 from duckrank.errors import InputError, OptionError
 
 MEASURES = ["all_trec", "ndcg@5", "P@3", "recall@10", "success@1", "ndcg(gain=exp)@10", "nDCG(ideal=run)@5"]
@@ -401,13 +400,6 @@ def test_label_maps_that_match_nothing_are_errors():
 
 # ---------------------------------------------------------------------------------------------
 # the CLI
-
-
-def cli(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"uncaught {result.exception!r}\n{result.output}") from result.exception
-    return result
 
 
 @pytest.fixture

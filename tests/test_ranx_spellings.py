@@ -17,11 +17,10 @@ import os
 import random
 
 import pytest
-from click.testing import CliRunner
 from helpers import ranx
+from helpers import run as cli
 
 import duckrank
-from duckrank.cli import main
 from duckrank.errors import MeasureError
 
 pytest.importorskip("ranx")
@@ -104,8 +103,8 @@ def test_the_cli_gives_ranx_numbers(data, expected, tmp_path):
     (tmp_path / "run.txt").write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in run.items()
                                               for d, s in docs.items()))
     measures = ["ndcg@5-l2", "hits@5", "rbp@95", "f1", "map-l3"]
-    done = CliRunner().invoke(main, ["eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "-c", "-q",
-                                     "--std", "--format", "jsonl", *(a for m in measures for a in ("-m", m))])
+    done = cli("eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "-c", "-q",
+               "--std", "--format", "jsonl", *(a for m in measures for a in ("-m", m)))
     assert done.exit_code == 0, done.output
     rows = {(row["query_id"], row["metric"]): row["value"] for row in map(json.loads, done.stdout.splitlines())}
     want = {("all", m): expected[m]["mean"] for m in measures}
@@ -142,8 +141,8 @@ def test_std_adds_lines_to_trec_eval_output_and_nothing_else(measures):
     folder = os.path.join(os.path.dirname(__file__), "data", "trec_eval")
     arguments = ["eval", os.path.join(folder, "qrels.test"), os.path.join(folder, "results.test"), *measures,
                  "-q", "--format", "trec"]
-    plain = CliRunner().invoke(main, arguments)
-    spread = CliRunner().invoke(main, [*arguments, "--std"])
+    plain = cli(*arguments)
+    spread = cli(*arguments, "--std")
     assert plain.exit_code == spread.exit_code == 0, (plain.output, spread.output)
     assert "_std" not in plain.stdout
     std_lines = [line for line in spread.stdout.splitlines() if line.split()[0].endswith("_std")]
@@ -162,7 +161,7 @@ def test_std_adds_lines_to_trec_eval_output_and_nothing_else(measures):
 def test_std_cli_errors(tmp_path, arguments, message):
     (tmp_path / "qrels.txt").write_text("q 0 d 1\n")
     (tmp_path / "run.txt").write_text("q Q0 d 1 1.0 r\n")
-    done = CliRunner().invoke(main, ["eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), *arguments])
+    done = cli("eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), *arguments)
     assert done.exit_code == 2 and message in done.output
 
 

@@ -20,11 +20,10 @@ import random
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from helpers import run as cli
 from recommenders.evaluation import python_evaluation as ms
 
 import duckrank
-from duckrank.cli import main
 from duckrank.errors import MeasureError, OptionError
 
 ABS = 1e-9
@@ -199,7 +198,7 @@ def test_cli_gives_the_same_numbers(tmp_path):
                  "--score-col", "prediction", "--format", "json"]
     for name in names:
         arguments += ["-m", name, "-m", f"{name}@5"]
-    result = CliRunner().invoke(main, arguments)
+    result = cli(*arguments)
     assert result.exit_code == 0, result.output
     got = {row["metric"]: row["value"] for row in json.loads(result.stdout)}
     for name in names:
@@ -305,12 +304,12 @@ def test_cli_gain_binary_and_a_gain_map_measure(tmp_path):
     qrels.to_parquet(tmp_path / "qrels.parquet")
     run.to_parquet(tmp_path / "run.parquet")
     base = ["eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"), "--format", "json"]
-    result = CliRunner().invoke(main, [*base, "-m", "nDCG@10", "-m", "nDCG(gain_map={1:3,2:9})@10", "--gain", "binary"])
+    result = cli(*base, "-m", "nDCG@10", "-m", "nDCG(gain_map={1:3,2:9})@10", "--gain", "binary")
     assert result.exit_code == 0, result.output
     got = {row["metric"]: row["value"] for row in json.loads(result.stdout)}
     want = duckrank.evaluate(qrels, run, ["nDCG(gain=binary)@10", "nDCG(gain_map={1:3,2:9},gain=binary)@10"])
     assert got == {"nDCG@10": want["nDCG(gain=binary)@10"],
                    "nDCG(gain_map={1:3,2:9})@10": want["nDCG(gain_map={1:3,2:9},gain=binary)@10"]}
-    bad = CliRunner().invoke(main, [*base, "-m", "nDCG(gain_map=1:3)@10"])
+    bad = cli(*base, "-m", "nDCG(gain_map=1:3)@10")
     assert bad.exit_code == 2 and "a gain map is written {grade:gain,...}" in bad.stderr
     assert "Traceback" not in bad.output

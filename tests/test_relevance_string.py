@@ -12,10 +12,9 @@ import json
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from helpers import run
 
 import duckrank
-from duckrank.cli import main
 
 # q1 ranks d1 (grade 3), u (not in the qrels), d2 (-1: pooled, not judged), d3 (12), d4 (0),
 # d5 (1.7, read as trec_eval's atol reads "1.7": 1); q2 retrieves nothing judged; q3 is only in the
@@ -75,7 +74,7 @@ def files(tmp_path):
 
 
 def cli(*arguments: str) -> str:
-    result = CliRunner().invoke(main, ["eval", *arguments, "--quiet"])
+    result = run("eval", *arguments, "--quiet")
     assert result.exit_code == 0, result.output
     return result.stdout
 

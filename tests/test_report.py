@@ -15,10 +15,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
+from helpers import run as cli
 
 import duckrank
-from duckrank.cli import main
 
 pytest.importorskip("matplotlib", reason="the report needs the extra: pip install 'duckrank[plot]'")
 
@@ -172,11 +171,10 @@ def test_per_query_differences_and_distributions_from_the_values(built, inputs):
 
 
 def test_one_run_and_the_cli(inputs, tmp_path, monkeypatch):
-    runner = CliRunner()
     out = tmp_path / "one.html"
     arguments = ["report", QRELS, inputs["a"], "-o", str(out), "--bootstrap", "0"]
     monkeypatch.setattr(sys, "argv", ["/somewhere/bin/duckrank", *arguments])  # what the page records
-    result = runner.invoke(main, arguments)
+    result = cli(*arguments)
     assert result.exit_code == 0, result.output
     page = out.read_text(encoding="utf-8")
     assert 'id="summary-table"' in page and 'data-kind="pr"' in page and 'data-kind="per-query"' not in page
@@ -184,8 +182,8 @@ def test_one_run_and_the_cli(inputs, tmp_path, monkeypatch):
     assert re.search(r"duckrank \d[^,]*, duckdb \d[^,]*, python \d[^,]*, matplotlib \d", page)
 
     figure = tmp_path / "diff.png"
-    result = runner.invoke(main, ["plot", "diff", QRELS, inputs["a"], inputs["b"], "-o", str(figure),
-                                  "--bootstrap", "200", "--permutations", "200", "-m", "P.10"])
+    result = cli("plot", "diff", QRELS, inputs["a"], inputs["b"], "-o", str(figure),
+                 "--bootstrap", "200", "--permutations", "200", "-m", "P.10")
     assert result.exit_code == 0, result.output
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -204,7 +202,7 @@ def test_bad_input_is_one_clear_error_and_no_file(inputs, arguments, message):
     command = ["report", QRELS, inputs["a"], inputs["b"], "--bootstrap", "0", "--permutations", "0"]
     if "-o" not in arguments:
         arguments += ["-o", out]
-    result = CliRunner().invoke(main, [*command, *arguments])
+    result = cli(*command, *arguments)
     assert result.exit_code in (1, 2) and message in result.output, result.output
     assert "Traceback" not in result.output
     assert not os.path.exists(out)
@@ -217,7 +215,7 @@ def test_without_the_extra_report_says_how_to_install_it(inputs, monkeypatch, tm
     found = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else found(name, *a))
     out = tmp_path / "r.html"
-    result = CliRunner().invoke(main, ["report", QRELS, inputs["a"], "-o", str(out)])
+    result = cli("report", QRELS, inputs["a"], "-o", str(out))
     assert result.exit_code == 2 and not out.exists()
     assert result.output.strip() == "Error: plots need matplotlib, an optional extra: pip install 'duckrank[plot]'"
     code = ("import sys, duckrank; duckrank.evaluate('data/qrels.parquet', 'data/run.parquet', ['map']); "

@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from helpers import run as cli
 from scipy.stats import binom
 
 import duckrank
-from duckrank.cli import main as cli
 from duckrank.errors import InputError, OptionError
 
 # The paper's estimators, written from the paper: f~ minimises
@@ -237,9 +236,9 @@ def test_per_measure_correction_and_cli(tmp_path):
     assert both["R(correction=none)@5"] == 0.75
     assert both["recall@5"] == pytest.approx(
         duckrank.evaluate(qrels, run, "recall@5", sampled=400, correction="bv")["recall@5"], abs=0)
-    result = CliRunner().invoke(cli, ["eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"),
-                                      "-m", "recall@5", "-m", "R(correction=none)@5", "--sampled", "400",
-                                      "--format", "json"])
+    result = cli("eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"),
+                 "-m", "recall@5", "-m", "R(correction=none)@5", "--sampled", "400",
+                 "--format", "json")
     assert result.exit_code == 0, result.output
     assert '"R(correction=none)@5"' in result.output and "0.75" in result.output
     assert f"{both['recall@5']}"[:10] in result.output
@@ -264,8 +263,8 @@ def test_catalog_smaller_than_a_list_is_a_data_error(tmp_path):
         duckrank.evaluate(qrels, run, "recall@5", sampled=10)
     run.to_parquet(tmp_path / "run.parquet")
     qrels.to_parquet(tmp_path / "qrels.parquet")
-    result = CliRunner().invoke(cli, ["eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"),
-                                      "-m", "recall@5", "--sampled", "10"])
+    result = cli("eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"),
+                 "-m", "recall@5", "--sampled", "10")
     assert result.exit_code == 1 and "Error: query" in result.output and "sampled := 10" in result.output
 
 
@@ -277,7 +276,7 @@ def test_catalog_must_be_a_whole_number_of_at_least_two(catalog):
 
 
 def test_cli_catalog_must_be_a_whole_number(tmp_path):
-    result = CliRunner().invoke(cli, ["eval", "q.parquet", "r.parquet", "--sampled", "1e3"])
+    result = cli("eval", "q.parquet", "r.parquet", "--sampled", "1e3")
     assert result.exit_code == 2 and "--sampled must be a whole number >= 2; got '1e3'" in result.output
 
 
@@ -320,5 +319,5 @@ def test_spark_refuses_sampled_metrics(tmp_path):
         _conventions({"sampled": 1000}, parse_measures(["recall@10"]))
     with pytest.raises(OptionError, match=r"does not correct sampled metrics \(correction\)"):
         _conventions({}, parse_measures(["nDCG(correction=none)@10"]))
-    result = CliRunner().invoke(cli, ["eval", "q.parquet", "r.parquet", "--sampled", "1000", "--engine", "spark"])
+    result = cli("eval", "q.parquet", "r.parquet", "--sampled", "1000", "--engine", "spark")
     assert result.exit_code == 2 and "--sampled and --correction need the DuckDB engine" in result.output

@@ -200,14 +200,12 @@ def test_bad_data_is_duckranks_message(spark, tmp_path):
 def test_cli_engine_spark(spark, inputs):
     """duckrank eval --engine spark -m all_trec -q --format trec prints the DuckDB engine's bytes,
     relstring's text included (the session is reused)."""
-    from click.testing import CliRunner
-
-    from duckrank.cli import main
+    from helpers import run as cli
 
     qrels, run = inputs
     arguments = ["eval", qrels, run, "-m", "all_trec", "-q", "--format", "trec"]
-    spark_out = CliRunner().invoke(main, [*arguments, "--engine", "spark"])
-    duckdb_out = CliRunner().invoke(main, arguments)
+    spark_out = cli(*arguments, "--engine", "spark")
+    duckdb_out = cli(*arguments)
     assert spark_out.exit_code == 0, spark_out.output
     assert spark_out.stderr == duckdb_out.stderr and "qrels queries are not in run" in spark_out.stderr  # the note
     assert "relstring" in spark_out.stdout and spark_out.stdout == duckdb_out.stdout
@@ -340,24 +338,22 @@ def test_cli_engine_spark_reads_trec_text(spark, tmp_path, trec_data):
     DuckDB engine's message."""
     import gzip
 
-    from click.testing import CliRunner
-
-    from duckrank.cli import main
+    from helpers import run as cli
 
     qrels = tmp_path / "qrels.test.gz"
     qrels.write_bytes(gzip.compress((trec_data / "qrels.test").read_bytes()))
     arguments = ["eval", str(qrels), str(trec_data / "results.trunc"), "-m", "runid", "-m", "map", "-m", "P@5",
                  "-q", "--format", "trec"]
-    spark_out = CliRunner().invoke(main, [*arguments, "--engine", "spark"])
-    duckdb_out = CliRunner().invoke(main, arguments)
+    spark_out = cli(*arguments, "--engine", "spark")
+    duckdb_out = cli(*arguments)
     assert spark_out.exit_code == 0, spark_out.output
     assert "runid" in spark_out.stdout and spark_out.stdout == duckdb_out.stdout
     assert spark_out.stderr == duckdb_out.stderr
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1 2.5 r\nq1 Q0 d2 2 high r\n")
     arguments = ["eval", str(trec_data / "qrels.test"), str(bad), "-m", "map"]
-    spark_out = CliRunner().invoke(main, [*arguments, "--engine", "spark"])
-    duckdb_out = CliRunner().invoke(main, arguments)
+    spark_out = cli(*arguments, "--engine", "spark")
+    duckdb_out = cli(*arguments)
     assert spark_out.exit_code == duckdb_out.exit_code == 1
     assert "line 2" in spark_out.stderr and spark_out.stderr == duckdb_out.stderr
 

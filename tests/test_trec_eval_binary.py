@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import run as cli
 from trec_adversarial import Case, generate, halfway
 from trec_eval_binary import trec_eval_binary
 
-from duckrank.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 TREC_DATA = REPO / "tests" / "data" / "trec_eval"
@@ -132,8 +131,8 @@ def run_trec_eval(binary: Path, flags: tuple[str, ...], qrels: Path, run: Path,
 
 
 def run_duckrank(qrels: Path, run: Path, *options: str, measures: tuple[str, ...] = ("-m", "all_trec")) -> str:
-    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), *measures, "-q", *options,
-                                       "--format", "trec", "--quiet"])
+    result = cli("eval", str(qrels), str(run), *measures, "-q", *options,
+                 "--format", "trec", "--quiet")
     assert result.exit_code == 0, f"duckrank eval {' '.join(options)} {qrels} {run}: exit {result.exit_code}: " \
                                   f"{result.output}{result.exception!r}"
     return result.stdout
@@ -285,7 +284,7 @@ def test_several_m_print_what_trec_eval_prints(trec_eval, trec_data, measures):
     done = subprocess.run([str(trec_eval), "-q", *measures, str(qrels), str(run)], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0, done.stderr
-    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-q", *measures, "--format", "trec", "--quiet"])
+    result = cli("eval", str(qrels), str(run), "-q", *measures, "--format", "trec", "--quiet")
     assert result.exit_code == 0, result.output
     assert result.stdout == done.stdout
 
@@ -297,7 +296,7 @@ def test_measure_sets_over_other_judgments_are_refused(trec_eval, trec_data, nam
     qrels, run = trec_data / "qrels.test", trec_data / "results.test"
     done = subprocess.run([str(trec_eval), "-m", name, str(qrels), str(run)], capture_output=True, text=True)
     assert done.returncode == 4 and "Can't calculate measure" in done.stderr
-    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-m", name, "--format", "trec"])
+    result = cli("eval", str(qrels), str(run), "-m", name, "--format", "trec")
     assert result.exit_code == 2
     assert f"'{name}' is trec_eval's measure set over " in result.output and "which duckrank does not read" in result.output
 
@@ -386,7 +385,7 @@ def test_set_f_weighs_by_trec_evals_x_itself(trec_eval, tmp_path):
     measures = [a for x in sorted({case[0] for case in SET_F_ULPS}) for a in ("-m", f"set_F.{x}")]
     done = subprocess.run([str(trec_eval), "-q", *measures, str(qrels), str(run)], capture_output=True, text=True,
                           check=True)
-    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-q", *measures, "--format", "trec", "--quiet"])
+    result = cli("eval", str(qrels), str(run), "-q", *measures, "--format", "trec", "--quiet")
     assert result.exit_code == 0, result.output
     assert result.stdout == done.stdout
     assert f"{'set_F_0.3':<22}\tq0\t0.4063\n" in done.stdout

@@ -20,20 +20,23 @@ import click
 
 from duckrank.cli.common import CONVENTIONS
 
-# The word conventions as the facade quotes them (ties := 'x'), said as flags (--ties x).
+# The word conventions as SQL quotes them (ties := 'x'), said as flags (--ties x).
 _WORD_CONVENTIONS = "|".join(c.name for c in CONVENTIONS if c.param.type == "text")
 
 
 def clean_message(message: Any) -> str:
-    """A facade message as the CLI says it: no prefixes, options spelled as flags (--score-col)."""
-    message = str(message).strip()
+    """A library message as the CLI says it: no prefixes, the options a duckrank error names
+    (errors.Option) as the command's flags (--score-col)."""
+    from duckrank.errors import DuckrankError
+
+    message = (message.spelled(flag) if isinstance(message, DuckrankError) else str(message)).strip()
     for prefix in ("duckrank: ", "Error: "):
         message = message.removeprefix(prefix)
-    message = re.sub(r"(?<![-\w])(query|doc|score|relevance)_col=", r"--\1-col", message)
-    message = re.sub(r"(?<![-\w])label_map=", "--label-map", message)
-    message = re.sub(r"(?<![-\w])label=", "--label", message)
+    # The one regexp left: the SQL library's messages (DuckDB's errors carry them) are text, naming a
+    # convention as SQL does (ties := 'x'), and the few Python checks that echo them say it alike.
     message = re.sub(rf"\b({_WORD_CONVENTIONS}) := '(\w+)'", r"--\1 \2", message)
-    # run_names= is Python's; on the command line a run is named by its file
+    # Two phrases, replaced whole: run_names= is Python's (on the command line a run is named by its
+    # file), and a format is named by both spellings where the message cannot tell the front door.
     message = message.replace("give each run its own name (run_names=)",
                               "give each run file once (to compare a run with itself, give a copy or a link to it "
                               "under another name)")
@@ -42,7 +45,17 @@ def clean_message(message: Any) -> str:
     return message
 
 
-# The facade's option names as the command line spells them, for messages that start with one.
+def flag(option: str) -> str:
+    """An option the library names (label_map), as the running command spells it: the flag its
+    options declare (--label-map), else as Python does (label_map=)."""
+    spelled = "--" + option.replace("_", "-")
+    context = click.get_current_context(silent=True)
+    declared = context is not None and any(spelled in param.opts for param in context.command.params)
+    return spelled if declared else f"{option}="
+
+
+# The facade's option names as the command line spells them, for the SQL library's problems that
+# start with one ("ties must be one of ...": text, not an error's parts).
 OPTION_FLAGS = {**{c.name: c.flags[0] for c in CONVENTIONS}, "by": "--by", "threads": "--threads", "memory_limit": "--memory-limit",
                 **{name: f"--{name}" for name in ("permutations", "bootstrap", "seed", "confidence", "alpha",
                                                   "correction", "test", "baseline")}}

@@ -94,7 +94,7 @@ def fuse_command(runs, method, norm, weights, params, qrels, optimize, target, t
         con, table = fusion.fused_table(list(runs), chosen.name, norm, weight_list, learning_qrels, **options,
                                         **values)
     except OptionError as error:
-        raise OptionError("\n".join(_as_flags(line) for line in str(error).splitlines())) from None
+        raise OptionError("\n".join(_as_flags(line) for line in clean_message(error).splitlines())) from None
     with output.atomic_path(target) as tmp:
         inputs.write_table(con, table, tmp, facade_format(to_fmt, "run"))
 

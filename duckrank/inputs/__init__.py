@@ -17,7 +17,7 @@ import duckdb
 from duckrank import peer_inputs
 from duckrank._library import memory_problem
 from duckrank._sql import fresh_name, quote_identifier
-from duckrank.errors import InputError, OptionError, quoted
+from duckrank.errors import InputError, Option, OptionError, listed, quoted
 from duckrank.inputs.columns import (COLUMN_OPTIONS, HELD_BY_DOUBLE, NUMERIC, STANDARD_COLUMNS, SUBTOPIC,
                                      check_scores_held, label_expression, long_run)
 from duckrank.inputs.paths import (FORMATS, Source, detect_format, error_line, exists, files_of, format_of,
@@ -168,8 +168,8 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     bad_grade = next((value for value, grade in (label_map or {}).items()
                       if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade)), None)
     if bad_grade is not None:
-        raise OptionError(f"label_map= must give each label a finite number as its grade; got "
-                          f"{bad_grade}={quoted(label_map[bad_grade])}")
+        raise OptionError(Option("label_map"), f" must give each label a finite number as its grade; got "
+                                               f"{bad_grade}={quoted(label_map[bad_grade])}")
     stdin = stdin or StandardInput()
     read = _relation(con, source, kind, fmt, literal, subtopics and kind == "qrels", stdin)
     relation, label = read.relation, f"{kind} {read.shown}"
@@ -188,10 +188,9 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     missing = [quoted(std) + (f" (from {quoted(given)})" if given != std else "")
                for std, given in mapping.items() if given not in available]
     if missing:
-        options = ", ".join(sorted({f"{COLUMN_OPTIONS[std]}=" for std, given in mapping.items()
-                                    if given not in available}))
+        options = sorted({COLUMN_OPTIONS[std] for std, given in mapping.items() if given not in available})
         raise InputError(f"{label} has no column {', '.join(missing)}; its columns are "
-                         f"{', '.join(quoted(c) for c in available)}; name yours with {options}")
+                         f"{', '.join(quoted(c) for c in available)}; name yours with ", *listed(options))
     selected = []
     for std, given in mapping.items():
         column_type = available[given]
@@ -203,9 +202,9 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
                 # a header-only text file reads as VARCHAR columns, an empty DataFrame's as NULL: no
                 # value to be wrong, an empty input (scored as ir_measures scores one)
                 if relation.limit(1).fetchall():
-                    hint = " or map event types to grades with label_map=" if std == "label" else ""
+                    hint = (" or map event types to grades with ", Option("label_map")) if std == "label" else ()
                     raise InputError(f"{label}: column {quoted(given)} holds {column_type}, but {std} must be "
-                                     f"numeric; cast it{hint}")
+                                     f"numeric; cast it", *hint)
             elif std == "score" and not column_type.upper().startswith(HELD_BY_DOUBLE):
                 check_scores_held(con, relation, kind, label, quote_identifier(mapping["query_id"]), expression, given)
             expression = f"CAST({expression} AS DOUBLE)"
@@ -251,7 +250,7 @@ def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | No
     doc = doc_col or "doc_id"
     if doc not in available:
         raise InputError(f"{label} has no column {quoted(doc)}; its columns are {', '.join(map(quoted, available))}; "
-                         f"name yours with doc_col=")
+                         f"name yours with ", Option("doc_col"))
     features = {name: kind for name, kind in available.items() if name != doc}
     vectors = [name for name, kind in features.items() if kind.upper().endswith("]")]
     if len(features) == 1 and vectors:

@@ -11,7 +11,7 @@ import duckdb
 from duckrank._library import load_input_macros
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
-from duckrank.errors import InputError, OptionError, quoted
+from duckrank.errors import InputError, Option, OptionError, quoted
 
 STANDARD_COLUMNS = {
     "run": ("query_id", "doc_id", "score"),
@@ -72,29 +72,29 @@ def long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, 
     elif doc not in types and len(lists) > 1:
         raise InputError(f"{label} has no column {quoted(doc)} and several list columns "
                          f"({', '.join(map(quoted, lists))}); "
-                         f"a run as lists holds its ranking in one: keep one, or name it with doc_col=")
+                         f"a run as lists holds its ranking in one: keep one, or name it with ", Option("doc_col"))
     else:
         if score not in types and not score_named and "rank" in types:
             mapping = {**mapping, "score": "rank"}
         return relation, mapping, None
     query = mapping["query_id"]
     if query not in types:
-        raise InputError(f"{label} has no column {quoted(query)} (from query_col=) beside its list column "
-                         f"{quoted(list_col)}; its columns are {', '.join(map(quoted, types))}; name yours with "
-                         f"query_col=")
+        raise InputError(f"{label} has no column {quoted(query)} (from ", Option("query_col"), ") beside its list "
+                         f"column {quoted(list_col)}; its columns are {', '.join(map(quoted, types))}; name yours "
+                         f"with ", Option("query_col"))
     entry = types[list_col].child
     doc_field, score_field = "duckrank_entry", None
     if entry.id == "struct":
         fields = [name for name, _ in entry.children]
         if doc not in fields:
             raise InputError(f"{label}: the entries of list column {quoted(list_col)} are structs with fields "
-                             f"{', '.join(map(quoted, fields))} but no doc id field {quoted(doc)}; name it with "
-                             f"doc_col=")
+                             f"{', '.join(map(quoted, fields))} but no doc id field {quoted(doc)}; name it with ",
+                             Option("doc_col"))
         if score_named and score not in fields:
             raise InputError(f"{label}: the entries of list column {quoted(list_col)} have no score field "
                              f"{quoted(score)} "
-                             f"(their fields are {', '.join(map(quoted, fields))}); name it with score_col=, or "
-                             f"leave score_col out to rank by list order")
+                             f"(their fields are {', '.join(map(quoted, fields))}); name it with ", Option("score_col"),
+                             ", or leave score_col out to rank by list order")
         doc_field, score_field = doc, score if score in fields else None
         if score_field is not None and not str(dict(entry.children)[score_field]).upper().startswith(NUMERIC):
             raise InputError(f"{label}: field {quoted(score_field)} of the entries of {quoted(list_col)} holds "
@@ -125,30 +125,31 @@ def label_expression(relation: duckdb.DuckDBPyRelation, label: str, available: d
                              f"{', '.join(quoted(c) for c in available)}")
     if len(labels) > 1 or set(label_map) <= set(labels):
         if not label_map:
-            raise OptionError(f"label= names {len(labels)} event columns ({', '.join(labels)}): give each its grade "
-                              f"with label_map=, e.g. {labels[0]}=3,{labels[1]}=1")
+            raise OptionError(Option("label"), f" names {len(labels)} event columns ({', '.join(labels)}): give each "
+                              f"its grade with ", Option("label_map"), f", e.g. {labels[0]}=3,{labels[1]}=1")
         unknown = [str(key) for key in label_map if key not in labels]
         if unknown:
-            raise OptionError(f"label_map= key {', '.join(map(quoted, unknown))} is not one of the event columns "
-                              f"given with label= ({', '.join(labels)}); with several label columns the map's keys "
-                              f"are their names")
+            raise OptionError(Option("label_map"), f" key {', '.join(map(quoted, unknown))} is not one of the event "
+                              f"columns given with ", Option("label"), f" ({', '.join(labels)}); with several label "
+                              f"columns the map's keys are their names")
         ungraded = [name for name in labels if name not in label_map]
         if ungraded:
-            raise OptionError(f"label_map= gives no grade to event column {', '.join(map(quoted, ungraded))}; "
-                              f"add e.g. {ungraded[0]}=1")
+            raise OptionError(Option("label_map"), f" gives no grade to event column "
+                              f"{', '.join(map(quoted, ungraded))}; add e.g. {ungraded[0]}=1")
         cases = []
         for name in labels:
             column = quote_identifier(name)
             if not available[name].upper().startswith(NUMERIC):
                 raise InputError(f"{label}: event column {quoted(name)} holds {available[name]}, but an event column "
-                                 f"must be BOOLEAN or 0/1; cast it, or grade its values with one label= and label_map=")
+                                 f"must be BOOLEAN or 0/1; cast it, or grade its values with one ", Option("label"),
+                                 " and ", Option("label_map"))
             if available[name].upper() != "BOOLEAN":
                 bad = relation.filter(f"{column} IS NOT NULL AND {column} NOT IN (0, 1)").limit(1).fetchall()
                 if bad:
                     raise InputError(f"{label}: event column {quoted(name)} holds "
                                      f"{quoted(bad[0][relation.columns.index(name)])}, "
-                                     f"but an event column must be BOOLEAN or 0/1; grade its values with one "
-                                     f"label= and label_map= instead")
+                                     f"but an event column must be BOOLEAN or 0/1; grade its values with one ",
+                                     Option("label"), " and ", Option("label_map"), " instead")
             cases.append(f"CASE WHEN CAST({column} AS BOOLEAN) THEN {float(label_map[name])!r} END")
         return f"coalesce(greatest({', '.join(cases)}), 0.0)"
     name = labels[0]
@@ -158,9 +159,8 @@ def label_expression(relation: duckdb.DuckDBPyRelation, label: str, available: d
     unmatched = [str(key) for key in label_map if str(key) not in values]
     if unmatched:
         shown = ", ".join(map(quoted, sorted(values)[:10])) + (", ..." if len(values) > 10 else "")
-        raise InputError(f"{label}: label_map= key {', '.join(map(quoted, unmatched))} matches no value of "
-                         f"label column "
-                         f"{quoted(name)} (its values: {shown or 'none'}); fix the key, or, for event columns, give "
-                         f"label= each column and key the map by their names")
+        raise InputError(f"{label}: ", Option("label_map"), f" key {', '.join(map(quoted, unmatched))} matches no "
+                         f"value of label column {quoted(name)} (its values: {shown or 'none'}); fix the key, or, for "
+                         f"event columns, give ", Option("label"), " each column and key the map by their names")
     cases = " ".join(f"WHEN {sql_text(str(value))} THEN {float(grade)!r}" for value, grade in label_map.items())
     return f"CASE CAST({column} AS VARCHAR) {cases} ELSE 0.0 END"

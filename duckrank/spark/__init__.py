@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from duckrank.errors import InputError, OptionError, quoted_path
+from duckrank.errors import InputError, OptionError, listed, quoted_path
 
 # Options of duckrank.evaluate that the Spark engine honours; the rest are refused, never ignored.
 CONVENTION_OPTIONS = ("ties", "rel_level", "max_rank", "complete", "empty", "unjudged", "gain", "duplicates")
@@ -255,8 +255,7 @@ def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None], fm
     missing = [given for given in mapping.values() if given not in types]
     if missing:
         raise InputError(f"{kind} {label!r} has no column {', '.join(repr(m) for m in missing)}; its columns are "
-                         f"{', '.join(repr(c) for c in types)}; name yours with query_col=, doc_col=, score_col=, "
-                         f"relevance_col=")
+                         f"{', '.join(repr(c) for c in types)}; name yours with ", *listed(COLUMN_OPTIONS))
     for std in wanted[2:]:
         if types[mapping[std]] in ("string", "binary", "boolean") or types[mapping[std]].startswith(("array", "struct")):
             raise InputError(f"{kind} {label!r}: column {mapping[std]!r} holds {types[mapping[std]]}, but {std} must be "
