@@ -44,9 +44,10 @@ def available() -> bool:
 # Rendering a pass costs far more than binding its macros once (S5K's pass: 0.2 s of CPU to import
 # sqlglot, 0.7 s to render, on a busy machine), so a process renders a pass the RENDER_FROM_CALL-th
 # time it is asked for, or at once when the run has RENDER_AT_ROWS rows or more, where the lean
-# statement's faster execution repays the render (T5M's 5 M run rows as Parquet: the macros 7.0-8.6 s,
-# the lean statement 4.7-5.1 s; at 1 M rows the two are even, and a render costs about 1 s). A rendered pass is kept in the cache folder
-# (duckrank._library.cache_folder), so that any later process, a CLI call too, finds it from its first call.
+# statement's faster execution repays the render (T5M's 5 M run rows as Parquet: the macros
+# 7.0-8.6 s, the lean statement 4.7-5.1 s; at 1 M rows the two are even, and a render costs about
+# 1 s). A rendered pass is kept in the cache folder (duckrank._library.cache_folder), so that any
+# later process, a CLI call too, finds it from its first call.
 RENDER_FROM_CALL = 2
 RENDER_AT_ROWS = 2_000_000
 _asked: Counter[tuple] = Counter()
