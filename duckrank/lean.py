@@ -144,8 +144,22 @@ def _store(key: tuple, template: str) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+        _prune(path.parent)
     except OSError:
         pass  # a read-only or full folder: later processes render the pass again
+
+
+# Stored passes kept at most: a sweep over k or an upgraded duckrank leaves passes no call asks for
+# again, and the folder must not grow without end (a pass is 10-20 KB).
+MAX_STORED_PASSES = 500
+
+
+def _prune(folder: Path) -> None:
+    """The oldest stored passes removed once the folder holds more than MAX_STORED_PASSES."""
+    stored = sorted(folder.glob("lean-*.json"), key=lambda path: path.stat().st_mtime)
+    for path in stored[:max(0, len(stored) - MAX_STORED_PASSES)]:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def _kept(key: tuple, template: str) -> str:

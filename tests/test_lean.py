@@ -5,6 +5,7 @@ only in the run or only in the qrels), and on integer ids. Refusals and data err
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -235,3 +236,13 @@ def test_an_unwritable_cache_folder_costs_only_a_render(monkeypatch, tmp_path, k
     qrels, run = frames()
     values = [duckrank.evaluate(qrels, run, ["ndcg@3", "P@2"]) for _ in range(2)]
     assert values[0] == values[1] and kept_passes[1] is not None
+
+
+def test_the_stored_passes_are_bounded_the_oldest_going_first(monkeypatch, tmp_path, kept_passes):
+    monkeypatch.setattr(lean, "MAX_STORED_PASSES", 3)
+    qrels, run = frames()
+    for k in range(1, 6):  # five passes, each asked for twice: rendered and stored at its second call
+        for _ in range(2):
+            duckrank.evaluate(qrels, run, [f"P@{k}"])
+    kept = [json.loads(path.read_text())["key"] for path in tmp_path.glob("lean-*.json")]
+    assert sorted(k for k in range(1, 6) for key in kept if f"precision_of(q, {k})" in key) == [3, 4, 5]
