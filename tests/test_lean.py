@@ -9,6 +9,7 @@ import json
 import math
 import subprocess
 import sys
+from collections import Counter
 
 import pandas as pd
 import pytest
@@ -180,7 +181,7 @@ def kept_passes(monkeypatch, tmp_path):
     to the lean rendering recorded as the pass it served (None: the macros were called)."""
     monkeypatch.setenv("DUCKRANK_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(lean, "_templates", {})
-    monkeypatch.setattr(lean, "_asked", lean.Counter())
+    monkeypatch.setattr(lean, "_asked", Counter())
     served = []
     lean_pass_sql = _duckdb_sql.lean_pass_sql
     monkeypatch.setattr(_duckdb_sql, "lean_pass_sql", lambda *args: served.append(lean_pass_sql(*args)) or served[-1])
@@ -190,7 +191,7 @@ def kept_passes(monkeypatch, tmp_path):
 def forget_this_process(monkeypatch):
     """As a new process: nothing rendered in memory, and no render possible (a stored pass or the macros)."""
     monkeypatch.setattr(lean, "_templates", {})
-    monkeypatch.setattr(lean, "_asked", lean.Counter())
+    monkeypatch.setattr(lean, "_asked", Counter())
     monkeypatch.setattr(lean, "_pass_template", lambda *key: pytest.fail("rendered again"))
 
 
