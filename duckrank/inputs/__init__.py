@@ -26,8 +26,8 @@ from duckrank.inputs.trec import read_trec
 from duckrank.inputs.writers import write_table
 
 __all__ = ["COLUMN_OPTIONS", "FORMATS", "STANDARD_COLUMNS", "SUBTOPIC", "InputView", "Source", "StandardInput",
-           "detect_format",
-           "files_of", "is_glob", "is_stdin", "read_items", "read_table", "stdin_problem", "write_table"]
+           "detect_format", "files_of", "is_glob", "is_stdin", "read_items", "read_table", "stdin_problem",
+           "write_table"]
 
 
 @dataclass(frozen=True)
