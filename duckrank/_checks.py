@@ -57,19 +57,16 @@ def _given_sql(given: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def _checks_query(sets: list[tuple[tuple[str, str], ...]]) -> str:
     """A list of the problems with each set of given values, in order, as the generated check
-    macros word them (Param.check); NULL for a set without any.
-
-    Only the given values are checked, each in a row that holds every other value at its default (a
-    check may read another: max_rel > min_rel). duckrank.option_problems binds all 40 of its checks
-    on every call, 70 ms on an idle machine; the checks of one or two given options bind in a few."""
-    rows = []
-    for i, values in enumerate(sets):
+    macros word them; NULL for a set without any. Only the given values are checked, each by its
+    option's macro (duckrank.check_<option>), with the defaults of what else it reads (max_rel's
+    reads min_rel): duckrank.option_problems binds all 40 options' checks, 70 ms on an idle machine."""
+    problems = []
+    for values in sets:
         given = dict(values)
-        cases = [param.check for name, param in _CHECKABLE.items() if name in given and param.check]
-        problems = f"nullif(concat_ws(chr(10), {', '.join(cases)}), '')" if cases else "CAST(NULL AS VARCHAR)"
-        columns = ", ".join(f"{given.get(name, param.default_sql)} AS {name}" for name, param in _CHECKABLE.items())
-        rows.append(f"SELECT {i} AS i, {problems} AS problems FROM (SELECT {columns})")
-    return f"SELECT list(problems ORDER BY i) FROM ({' UNION ALL '.join(rows)})"
+        calls = [param.check_call(lambda name: given.get(name, _CHECKABLE[name].default_sql))
+                 for name, param in _CHECKABLE.items() if name in given and param.check]
+        problems.append(f"nullif(concat_ws(chr(10), {', '.join(calls)}), '')" if calls else "CAST(NULL AS VARCHAR)")
+    return f"SELECT [{', '.join(problems)}]"
 
 
 def sampled_measures(measures: list[Measure], sampled: int | None, correction: str | None,

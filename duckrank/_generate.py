@@ -31,7 +31,7 @@ def _quote(text: str) -> str:
 def _check_macro(param: Param) -> str:
     """duckrank.check_<option>(<option>, <what else its check reads>): the problem with a value, NULL
     if it is valid."""
-    return (f"CREATE OR REPLACE MACRO {param.check_call} AS\n"
+    return (f"CREATE OR REPLACE MACRO {param.check_call()} AS\n"
             f"    {param.check};\n"
             f"COMMENT ON MACRO duckrank.check_{param.name} IS {_quote(f'the problem with the value given as {param.name}, NULL if none')};\n")
 
@@ -40,7 +40,7 @@ def _checks_macro(name: str, params: list[Param], what: str) -> str:
     """duckrank.<name>(p := default, ...): every problem with the given values as text, one per
     line, NULL when all are valid."""
     signature = _wrap(_signature(params))
-    calls = ",\n".join(f"        {p.check_call}" for p in params if p.check_call)
+    calls = ",\n".join(f"        {p.check_call()}" for p in params if p.check_call())
     return (f"CREATE OR REPLACE MACRO duckrank.{name}({signature}) AS\n"
             f"    nullif(concat_ws(chr(10),\n{calls}), '');\n"
             f"COMMENT ON MACRO duckrank.{name} IS {_quote(f'check {what}; returns the problems as text, NULL if none')};\n")
@@ -70,7 +70,7 @@ def _guard(convention_names: list[str], option_names: list[str], sampled: bool =
     # each of the macro's own options by its own check: duckrank.option_problems would bind the
     # checks of all 40 options, 70 ms of every call
     params = [*(CONVENTIONS[n].param for n in convention_names), *(OPTIONS[n] for n in option_names)]
-    calls = [param.check_call for param in params if param.check_call]
+    calls = [param.check_call() for param in params if param.check_call()]
     if sampled:
         calls.append("duckrank.sampled_problems(sampled, correction, max_rank)")
     if run:

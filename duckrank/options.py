@@ -7,6 +7,7 @@ are derived from them."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,17 +49,17 @@ class Param:
     def requirement(self) -> str:
         return self.must or f"be one of {', '.join(self.choices)}"
 
-    @property
-    def check_call(self) -> str | None:
-        """duckrank.check_<name>(<name>, <what else it reads>): the generated macro of `check`
-        (sql/55_option_checks.sql), over parameters of the same names."""
-        return f"duckrank.check_{self.name}({', '.join((self.name, *self.also_reads))})" if self.check else None
+    def check_call(self, argument: Callable[[str], str] = str) -> str | None:
+        """duckrank.check_<name>(<name>, <what else it reads>), the generated macro of `check`
+        (sql/55_option_checks.sql): over the options of those names, or over `argument` of each
+        name (a given value, say); None for an option without a check."""
+        reads = (self.name, *self.also_reads)
+        return f"duckrank.check_{self.name}({', '.join(map(argument, reads))})" if self.check else None
 
     @property
     def check(self) -> str | None:
         """SQL over the option's own name that says what is wrong with its value, NULL when it is
-        valid: a CASE in the generated check macros (sql/55_option_checks.sql) and in the checks of
-        only the options a call gives (duckrank._checks)."""
+        valid: the body of its generated check macro (sql/55_option_checks.sql, check_call)."""
         if self.condition is None:
             return None
         message = literal(f"{self.name} must {self.requirement}; got ")
