@@ -180,11 +180,15 @@ def scored_views(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: I
     return views
 
 
-def _ranked_call(views: ScoredViews, ranking: RankingPass) -> str:
-    """duckrank.rank_queries with every argument spelled out (the options were checked already)."""
+def _ranked_call(views: ScoredViews, ranking: RankingPass, worded: bool = False) -> str:
+    """The pass's relation called with every argument spelled out (the options were checked
+    already); worded: duckrank.rank_queries whatever the pass's relation, as its checks word a
+    data problem."""
+    relation, arguments = (("rank_queries", ranking.arguments) if worded
+                           else (ranking.relation, ranking.relation_arguments))
     args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not value else sql_literal(value)
-                     for name, value in ranking.arguments.items())
-    return f"duckrank.rank_queries({sql_text(views.qrels_view)}, {sql_text(views.run_view)}, {args})"
+                     for name, value in arguments.items())
+    return f"duckrank.{relation}({sql_text(views.qrels_view)}, {sql_text(views.run_view)}, {args})"
 
 
 def per_query_sql(views: ScoredViews, measures: list[Measure], conventions: dict[str, Any],
@@ -200,7 +204,7 @@ def per_query_sql(views: ScoredViews, measures: list[Measure], conventions: dict
     empty = sql_literal(conventions["empty"])
     ctes, selects = [], []
     for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
-        rendered = lean_pass_sql(ranking.arguments, [
+        rendered = lean_pass_sql(ranking.relation, ranking.relation_arguments, [
             measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
             for i in ranking.measures], views.run_view, views.qrels_view, rows) if lean else None
         if rendered is not None:
@@ -234,7 +238,7 @@ def worded_problem(con: duckdb.DuckDBPyConnection, error: duckdb.Error, views: S
         own = ScoredViews(run.view, qrels.view, [run.label])
         for ranking in ranking_passes(measures, conventions):
             try:
-                con.execute(f"SELECT count(*) FROM {_ranked_call(own, ranking)}").fetchall()
+                con.execute(f"SELECT count(*) FROM {_ranked_call(own, ranking, worded=True)}").fetchall()
             except duckdb.Error as worded:
                 return worded
     return error

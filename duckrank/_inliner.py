@@ -210,7 +210,8 @@ def fold_options(tree: exp.Expression) -> exp.Expression:
     """The option branches folded bottom up (what sqlglot's simplify does for them, in a fraction of
     its time, and what it leaves): a comparison or IN of literals, IS NULL of a literal, NOT, AND and
     OR of constants, COALESCE of a literal (what a NULL option leaves, coalesce(NULL, x)), the
-    cardinality of the empty gain map, a CASE whose conditions are now constants. Nothing else
+    cardinality of the empty gain map, a CASE whose conditions are now constants (or a CASE on a
+    literal whose WHEN values are literals: CASE 'R' WHEN 'min' ...). Nothing else
     changes: no arithmetic is folded, so every number is DuckDB's."""
     # a replacement goes through operand: it keeps its operator's precedence
     def literal(node: exp.Expression) -> bool:
@@ -234,9 +235,15 @@ def fold_options(tree: exp.Expression) -> exp.Expression:
                 and node.this.name.lower() == "cardinality" \
                 and _is_empty_map(node.this.expressions[0]) and node.expression == exp.Literal.number(0):
             return exp.false()
+        if isinstance(node, exp.Case) and isinstance(node.this, exp.Literal) and node.this.is_string \
+                and all(isinstance(branch.this, exp.Literal) and branch.this.is_string for branch in node.args["ifs"]):
+            # CASE 'R' WHEN 'min' THEN ... : the branch of the text's value
+            chosen = next((branch.args["true"] for branch in node.args["ifs"] if branch.this == node.this),
+                          node.args.get("default") or exp.Null())
+            return operand(chosen)
         if isinstance(node, exp.Case):
             ifs = [branch for branch in node.args["ifs"] if branch.this != exp.false()]
-            if ifs and ifs[0].this == exp.true():
+            if ifs and ifs[0].this == exp.true() and not _raises(ifs[0].args["true"]):
                 return operand(ifs[0].args["true"])
             if not ifs:
                 return operand(node.args.get("default") or exp.Null())
@@ -258,6 +265,12 @@ def fold_options(tree: exp.Expression) -> exp.Expression:
         return node
 
     return bottom_up(tree, fold)
+
+
+def _raises(node: exp.Expression) -> bool:
+    """Whether node is an error() call. A CASE that is sure to raise stays a CASE: error() alone has
+    no type, and DuckDB folds error(...) * x to NULL without raising; the CASE has its ELSE's type."""
+    return isinstance(node, exp.Anonymous) and node.name.lower() == "error"
 
 
 def _is_empty_map(node: exp.Expression) -> bool:

@@ -24,11 +24,13 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-# What a data check that fires in a lean statement says. The checks' wording (the input, the row,
-# the value and the fix, each shown safely) is half of S5K's statement and about 40% of its binding
-# time, so a lean statement checks without it; when a check fires, the caller runs the macros'
-# checks on the same data for the message (duckrank._duckdb_sql.worded_problem).
-CHECK_FIRED = "duckrank: a data check fired in a lean statement"
+# What a data check that fires without naming the row says: duckrank.rank_queries_lean's error ends
+# so (sql/20_ranked.sql), and a lean statement of duckrank.rank_queries says it too. The checks'
+# wording (the input, the row, the value and the fix, each shown safely) is half of S5K's statement
+# and about 40% of its binding time, so a lean statement checks without it; when a check fires, the
+# caller runs duckrank.rank_queries' checks on the same data for the message
+# (duckrank._duckdb_sql.worded_problem).
+CHECK_FIRED = "duckrank.rank_queries names the row"
 
 # Stand-ins for the run and qrels views in a cached statement: each call's views have fresh names,
 # written in by pass_sql() (they are duckrank's own identifiers, never user text).
@@ -53,16 +55,17 @@ RENDER_AT_ROWS = 2_000_000
 _asked: Counter[tuple] = Counter()
 
 
-def pass_sql(arguments: dict[str, Any], values: list[str], run_view: str, qrels_view: str,
+def pass_sql(relation: str, arguments: dict[str, Any], values: list[str], run_view: str, qrels_view: str,
              rows: int = 0) -> str | None:
     """SELECT q.query_id, q.num_rel, <value 0> AS v0, ... FROM (<the ranked relation>) q for one
-    duckrank.rank_queries pass over two views: its arguments after qrels and run (RankingPass), and
+    ranking pass over two views: its relation (duckrank.rank_queries or rank_queries_lean) and that
+    macro's arguments after qrels and run (RankingPass), and
     the per-query value of each of its measures as SQL over the ranked row `q`, e.g.
     CAST(duckrank.empty_policy(duckrank.ndcg_of(q, 10, 'qrels'), q.num_rel, 'zero') AS DOUBLE).
     rows: the run's. None while the pass is neither stored nor worth rendering yet: the caller calls
     the macros."""
-    key = (tuple((name, tuple(sorted(value.items())) if isinstance(value, dict) else value)
-                 for name, value in arguments.items()), tuple(values))
+    key = (relation, tuple((name, tuple(sorted(value.items())) if isinstance(value, dict) else value)
+                           for name, value in arguments.items()), tuple(values))
     if len(_asked) > 1000:
         _asked.clear()
     _asked[key] += 1
@@ -169,25 +172,96 @@ def _kept(key: tuple, template: str) -> str:
     return template
 
 
-def _pass_template(arguments: tuple[tuple[str, Any], ...], values: tuple[str, ...]) -> str:
+def _pass_template(relation: str, arguments: tuple[tuple[str, Any], ...], values: tuple[str, ...]) -> str:
     """pass_sql over RUN_VIEW and QRELS_VIEW, a gain map as sorted pairs."""
     from sqlglot import exp
 
     from duckrank._inliner import narrowed_docs
 
-    ranked = _ranked(arguments)
+    ranked = _ranked(relation, arguments)
     constants = _constant_columns(ranked)
-    expressions = [_value(value, constants) for value in values]
-    read = {dot.name for expression in expressions for dot in expression.find_all(exp.Dot)}
-    ranked = narrowed_docs(ranked.copy(), read)
+    expressions, shared = _shared([_value(value, constants) for value in values])
+    read = {dot.name for expression in (*expressions, *shared) for dot in expression.find_all(exp.Dot)}
+    source = _duckdb(narrowed_docs(ranked.copy(), read))
+    if shared:
+        source = f"SELECT q.*{''.join(f', {_duckdb(tree)} AS s{i}' for i, tree in enumerate(shared))} FROM ({source}) q"
     columns = "".join(f", {_duckdb(expression)} AS v{i}" for i, expression in enumerate(expressions))
-    return f"SELECT q.query_id, q.num_rel{columns} FROM ({_duckdb(ranked)}) q"
+    return f"SELECT q.query_id, q.num_rel{columns} FROM ({source}) q"
+
+
+def _shared(values: list[Any]) -> tuple[list[Any], list[Any]]:
+    """(values, shared): the values with each subtree that they compute from the ranked row q in two
+    or more places replaced by q.s0, q.s1, ..., and those subtrees, largest first. DuckDB binds every
+    copy (empty_policy names its value three times, average precision its relevant ranks four), so
+    each is computed once, in a projection under the values. Only a subtree that one of its places
+    computes for every row moves (one not only in a CASE branch, a later COALESCE argument, the right
+    of AND or OR, or a lambda's body), so computing it for every row raises nothing the values would
+    not; no subtree with an error() call moves."""
+    from sqlglot import exp
+
+    shared: list[Any] = []
+    while True:
+        places: dict[str, list[Any]] = {}
+        for value in values:
+            for node in value.walk():
+                if _movable(node):
+                    places.setdefault(node.sql("duckdb"), []).append(node)
+        chosen = max((sql for sql, nodes in places.items() if len(nodes) > 1 and any(map(_always_computed, nodes))),
+                     key=len, default=None)
+        if chosen is None:
+            return values, shared
+        shared.append(places[chosen][0].copy())
+        for node in places[chosen]:
+            column = exp.column(f"s{len(shared) - 1}", table="q")
+            values = [column if value is node else value for value in values]
+            if node.parent is not None:
+                node.replace(column)
+
+
+def _movable(node: Any) -> bool:
+    """Whether a subtree computes a value from columns of q alone: it reads some, no other column
+    and no lambda variable bound outside it, and calls no error()."""
+    from sqlglot import exp
+
+    if isinstance(node, (exp.Column, exp.Literal, exp.Identifier, exp.Boolean, exp.Null, exp.DataType, exp.Lambda,
+                         exp.If, exp.Paren, exp.PropertyEQ)) or _ranked_column(node) is not None:
+        return False
+    columns = list(node.find_all(exp.Column))
+    if not columns or any(column.table != "q" and not _ranked_column(column.parent) for column in columns):
+        return False
+    if any(isinstance(call, exp.Anonymous) and call.name.lower() == "error" for call in node.find_all(exp.Anonymous)):
+        return False
+    bound = {variable.name for function in node.find_all(exp.Lambda) for variable in function.expressions}
+    return all(identifier.name in bound for identifier in node.find_all(exp.Identifier)
+               if not isinstance(identifier.parent, (exp.Column, exp.PropertyEQ, exp.Lambda, exp.DataType,
+                                                     exp.ColumnDef))
+               and not (isinstance(identifier.parent, exp.Dot) and identifier.arg_key == "expression"))
+
+
+def _always_computed(node: Any) -> bool:
+    """Whether a subtree of a value is computed for every row: none of its ancestors makes it
+    conditional (a CASE branch or a later WHEN, a later COALESCE argument, the right of AND or OR,
+    a lambda's body)."""
+    from sqlglot import exp
+
+    child = node
+    while child.parent is not None:
+        parent, key = child.parent, child.arg_key
+        if isinstance(parent, exp.Lambda) or (isinstance(parent, exp.Coalesce) and key == "expressions") \
+                or (isinstance(parent, (exp.And, exp.Or)) and key == "expression") \
+                or (isinstance(parent, exp.Case) and key == "default"):
+            return False
+        if isinstance(parent, exp.If) and (key != "this" or not (isinstance(parent.parent, exp.Case)
+                                                                 and parent.parent.args["ifs"][0] is parent)):
+            return False
+        child = parent
+    return True
 
 
 @lru_cache(maxsize=64)
-def _ranked(arguments: tuple[tuple[str, Any], ...]) -> Any:
-    """duckrank.rank_queries over RUN_VIEW and QRELS_VIEW with every argument a literal, inlined
-    and folded (an AST: the caller copies it before changing it)."""
+def _ranked(relation: str, arguments: tuple[tuple[str, Any], ...]) -> Any:
+    """duckrank.<relation> over RUN_VIEW and QRELS_VIEW with every argument a literal, inlined and
+    folded (an AST: the caller copies it before changing it)."""
     import sqlglot
     from sqlglot import exp
 
@@ -196,7 +270,7 @@ def _ranked(arguments: tuple[tuple[str, Any], ...]) -> Any:
     from duckrank._inliner import inline, macro, prune
 
     values = {name: dict(value) if name == "gain_map" else value for name, value in arguments}
-    ranked = macro("rank_queries")
+    ranked = macro(relation)
     substitutions = {name: sqlglot.parse_one(EMPTY_GAIN_MAP if name == "gain_map" and not values[name]
                                              else sql_literal(values[name]), read="duckdb")
                      for name in ranked.params if name not in ("qrels", "run")}
@@ -245,10 +319,24 @@ def _value(sql: str, constants: dict[str, Any]) -> Any:
     from duckrank._inliner import fold_options, inline
 
     def constant(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Column) and node.table == "q" and node.name in constants:
-            return constants[node.name].copy()
+        if _ranked_column(node) in constants:
+            return constants[_ranked_column(node)].copy()
         return node
     return fold_options(inline(sqlglot.parse_one(sql, read="duckdb")).transform(constant, copy=False))
+
+
+def _ranked_column(node: Any) -> str | None:
+    """The name of the ranked row's column that node reads, as a value writes it (q.num_rel) or as a
+    macro's body inlined over q does (duckrank.ndcg_of(q, ...) reads q.ideal as a field of q); None
+    if node reads none."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.Column) and node.table == "q":
+        return node.name
+    if isinstance(node, exp.Dot) and isinstance(node.this, exp.Column) and not node.this.table \
+            and node.this.name == "q":
+        return node.expression.name
+    return None
 
 
 def _duckdb(tree: Any) -> str:

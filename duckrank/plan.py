@@ -4,7 +4,9 @@ Measures whose options shape the ranked relation alike (relevance level, complet
 ERR's top grade) share one duckrank.rank_queries pass, so the run is sorted once per such group however many
 measures it serves. This module groups the measures and merges their options with the conventions,
 once for both engines: duckrank.evaluation renders each pass as a DuckDB macro call, duckrank.spark
-as Spark SQL rendered from the same macro. It reads no data and knows no engine.
+as Spark SQL rendered from the same macro. A pass under the common conventions names the relation
+that gives the same rows in fewer steps (RankingPass.relation), which the DuckDB engine binds at a
+fraction of the cost. It reads no data and knows no engine.
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ from duckrank.measures import Measure
 from duckrank.options import RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS
 
 
+# duckrank.rank_queries_lean: rank_queries' common case in fewer steps, cheaper to bind. The values
+# it assumes of the options it does not take.
+LEAN_RELATION_ASSUMES = {"ties": "trec", "unjudged": "nonrelevant", "duplicates": "error"}
+
+
 @dataclass(frozen=True)
 class RankingPass:
     """One duckrank.rank_queries pass: its arguments after (qrels, run), by name in the macro's
@@ -23,6 +30,21 @@ class RankingPass:
 
     arguments: dict[str, Any]
     measures: tuple[int, ...]
+
+    @property
+    def relation(self) -> str:
+        """The macro that ranks the pass: duckrank.rank_queries_lean when its options are those it
+        assumes, else duckrank.rank_queries. Both give the same rows; a data problem is worded
+        by rank_queries only."""
+        lean = all(self.arguments[name] == value for name, value in LEAN_RELATION_ASSUMES.items())
+        return "rank_queries_lean" if lean else "rank_queries"
+
+    @property
+    def relation_arguments(self) -> dict[str, Any]:
+        """The arguments that self.relation takes after (qrels, run), in its order."""
+        if self.relation == "rank_queries":
+            return self.arguments
+        return {name: value for name, value in self.arguments.items() if name not in LEAN_RELATION_ASSUMES}
 
 
 def ranking_passes(measures: list[Measure], conventions: dict[str, Any],

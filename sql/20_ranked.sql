@@ -95,6 +95,33 @@ CREATE OR REPLACE MACRO duckrank.ranked_doc(d, rel_level, gain, gain_map, stop_s
      'err_stop': duckrank.err_stop(d.grade, stop_scale)};
 COMMENT ON MACRO duckrank.ranked_doc IS 'one element of duckrank.ranked''s docs: rank, ids, grade and what metrics read of it';
 
+-- The ranking as metrics read it, from a query's ranked entries `top` (duckrank.ranking_entry,
+-- num_ret of them, in rank order): each doc kept gets its rank and what metrics read of its grade
+-- (duckrank.ranked_doc). every_doc keeps them all; otherwise only the judged ones (their positions
+-- are found first, so only those become structs). imputed_grade stands in for a missing judgment
+-- (unjudged := mean|median); tied holds the tie groups' means in rank order (ties := 'average').
+CREATE OR REPLACE MACRO duckrank.ranking_docs(top, every_doc, num_ret, imputed_grade, tied, rel_level, gain,
+        gain_map, stop_scale) AS
+    list_transform(list_transform(
+        CASE WHEN every_doc THEN range(1, num_ret + 1)
+             ELSE list_filter(list_transform(top, lambda d, i: CASE WHEN d.judged_grade IS NOT NULL THEN i END),
+                              lambda i: i IS NOT NULL) END,
+        lambda i: {'rank': i, 'doc_id': top[i].doc_id, 'score': top[i].score, 'judged_grade': top[i].judged_grade,
+                   'grade': coalesce(top[i].judged_grade, imputed_grade), 'tied': tied[i]}),
+        lambda d: duckrank.ranked_doc(d, rel_level, gain, gain_map, stop_scale));
+COMMENT ON MACRO duckrank.ranking_docs IS 'a query''s ranked entries as the docs metrics read: rank, ids, grade, rel, gain, ...';
+
+-- The ideal ranking from a query's positive-gain grade blocks {docs, gain}, best first: each block
+-- with its first rank (the docs of the blocks before it, plus one) and its summed discount.
+CREATE OR REPLACE MACRO duckrank.ideal_ranking(blocks) AS
+    list_transform(
+        list_transform(blocks, lambda b, i: {
+            'first_rank': 1 + coalesce(list_sum(list_transform(blocks[1:i - 1], lambda p: p.docs)), 0),
+            'docs': b.docs, 'gain': b.gain}),
+        lambda b: {'first_rank': b.first_rank, 'docs': b.docs, 'gain': b.gain,
+                   'discount': duckrank.discount_sum(b.first_rank, b.first_rank + b.docs - 1)});
+COMMENT ON MACRO duckrank.ideal_ranking IS 'the ideal ranking as blocks {first_rank, docs, gain, discount} from grade blocks {docs, gain}, best first';
+
 CREATE OR REPLACE MACRO duckrank.rank_queries(qrels, run, rel_level, ties, max_rank, complete, unjudged, gain,
         gain_map, g_max, duplicates, judged_only) AS TABLE
 WITH
@@ -262,15 +289,8 @@ top_grade AS (
 -- only when there is one.
 ranked_docs AS MATERIALIZED (
     SELECT query_id, checks, repeats, repeated_doc, repeated_copies, num_ret,
-           list_transform(list_transform(
-               CASE WHEN NOT judged_only OR ties = 'average' OR imputed_grade IS NOT NULL THEN range(1, num_ret + 1)
-                    ELSE list_filter(list_transform(top,
-                                                    lambda d, i: CASE WHEN d.judged_grade IS NOT NULL THEN i END),
-                                     lambda i: i IS NOT NULL) END,
-               lambda i: {'rank': i, 'doc_id': top[i].doc_id, 'score': top[i].score,
-                          'judged_grade': top[i].judged_grade,
-                          'grade': coalesce(top[i].judged_grade, imputed_grade), 'tied': tied[i]}),
-               lambda d: duckrank.ranked_doc(d, rel_level, gain, gain_map, stop_scale)) AS docs
+           duckrank.ranking_docs(top, NOT judged_only OR ties = 'average' OR imputed_grade IS NOT NULL, num_ret,
+                                 imputed_grade, tied, rel_level, gain, gain_map, stop_scale) AS docs
     -- top: the ranked part of the list (max_rank cuts it), so that each doc's lambda reads a list
     -- of num_ret docs, not the whole run of the query
     FROM (SELECT *, sorted[1:num_ret] AS top,
@@ -301,12 +321,7 @@ grade_blocks AS (
 -- the blocks before it, plus one) and its summed discount.
 query_stats AS (
     SELECT query_id, num_rel, num_nonrel, num_judged, top_grade,
-           list_transform(
-               list_transform(blocks, lambda b, i: {
-                   'first_rank': 1 + coalesce(list_sum(list_transform(blocks[1:i - 1], lambda p: p.docs)), 0),
-                   'docs': b.docs, 'gain': b.gain}),
-               lambda b: {'first_rank': b.first_rank, 'docs': b.docs, 'gain': b.gain,
-                          'discount': duckrank.discount_sum(b.first_rank, b.first_rank + b.docs - 1)}) AS ideal
+           duckrank.ideal_ranking(blocks) AS ideal
     FROM (SELECT query_id,
                  CAST(sum(docs * duckrank.relevant(grade, rel_level)) AS BIGINT) AS num_rel,
                  CAST(sum(docs * duckrank.judged_nonrelevant(grade, rel_level)) AS BIGINT) AS num_nonrel,
@@ -364,3 +379,68 @@ FROM query_stats s
 LEFT JOIN ranked_docs r ON r.query_id = s.query_id
 WHERE (complete OR r.query_id IS NOT NULL) AND (SELECT count(fired) FROM guard) = 0;
 COMMENT ON MACRO TABLE duckrank.rank_queries IS 'the ranked relation every metric reads: one row per query with its ranking as a list in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, num_nonrel, num_judged';
+
+-- duckrank.rank_queries' common case, ties := 'trec', unjudged := 'nonrelevant' and
+-- duplicates := 'error', in the fewest steps, for the DuckDB engine's lean statements
+-- (duckrank/lean.py): the same rows bit for bit from the same scalar macros, but binding it costs a
+-- fraction, as it has no branch of another rule and no message. The qrels are grouped by (query, doc)
+-- once, the run is joined and each query's entries sorted in one aggregate, and the data's problems
+-- are counted on the way: a NULL id, a score or grade that is not a finite number, a doc listed
+-- twice (by 64-bit hashes of its ids) or judged twice with different grades. Any such problem
+-- raises an error that says only that; duckrank.rank_queries names it.
+CREATE OR REPLACE MACRO duckrank.rank_queries_lean(qrels, run, rel_level, max_rank, complete, gain, gain_map, g_max,
+        judged_only) AS TABLE
+WITH
+qrels_docs AS MATERIALIZED (
+    SELECT query_id, doc_id, max(grade) AS grade,
+           count(*) FILTER (WHERE query_id IS NULL OR doc_id IS NULL OR grade IS NULL OR NOT isfinite(grade))
+               + coalesce(CAST(min(grade) <> max(grade) AS BIGINT), 0) AS problems
+    FROM (SELECT query_id, doc_id, CAST(relevance AS DOUBLE) AS grade FROM query_table(CAST(qrels AS VARCHAR)))
+    GROUP BY query_id, doc_id
+),
+ranked_docs AS MATERIALIZED (
+    SELECT query_id, num_ret, problems,
+           duckrank.ranking_docs(top, NOT judged_only, num_ret, NULL, CAST(NULL AS STRUCT(rel DOUBLE, gain DOUBLE)[]),
+                                 rel_level, gain, gain_map, stop_scale) AS docs
+    FROM (SELECT *, sorted[1:num_ret] AS top
+          FROM (SELECT *, least(len(sorted), coalesce(max_rank, len(sorted))) AS num_ret
+                FROM (SELECT r.query_id,
+                             list_reverse_sort(list(duckrank.ranking_entry(r.score, r.doc_id, q.grade))) AS sorted,
+                             count(*) FILTER (WHERE r.query_id IS NULL OR r.doc_id IS NULL OR r.score IS NULL
+                                                    OR NOT isfinite(r.score))
+                                 + count(*) - list_unique(list(hash(r.doc_id))) AS problems
+                      FROM (SELECT query_id, doc_id, CAST(score AS DOUBLE) AS score
+                            FROM query_table(CAST(run AS VARCHAR))) r
+                      LEFT JOIN qrels_docs q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
+                      GROUP BY r.query_id)))
+    CROSS JOIN (SELECT coalesce(CAST(g_max AS DOUBLE), greatest(max(grade), 0)) AS stop_scale FROM qrels_docs)
+),
+query_stats AS MATERIALIZED (
+    SELECT query_id, num_rel, num_nonrel, num_judged, top_grade, problems, duckrank.ideal_ranking(blocks) AS ideal
+    FROM (SELECT query_id,
+                 CAST(sum(docs * duckrank.relevant(grade, rel_level)) AS BIGINT) AS num_rel,
+                 CAST(sum(docs * duckrank.judged_nonrelevant(grade, rel_level)) AS BIGINT) AS num_nonrel,
+                 CAST(sum(docs) AS BIGINT) AS num_judged,
+                 greatest(max(grade), 0) AS top_grade,
+                 coalesce(list({'docs': docs, 'gain': block_gain} ORDER BY block_gain DESC, grade DESC)
+                              FILTER (WHERE block_gain > 0), []) AS blocks,
+                 sum(problems) AS problems
+          FROM (SELECT query_id, grade, count(*) AS docs, sum(problems) AS problems,
+                       duckrank.gain_of(grade, gain, gain_map, rel_level) AS block_gain
+                FROM qrels_docs GROUP BY query_id, grade)
+          GROUP BY query_id)
+),
+guard AS (
+    SELECT CASE WHEN (SELECT coalesce(sum(problems), 0) FROM ranked_docs)
+                     + (SELECT coalesce(sum(problems), 0) FROM query_stats) > 0
+                THEN error('duckrank: the run or qrels has a NULL id, a score or grade that is not a finite number, '
+                           || 'a doc listed twice or judged twice with different grades; '
+                           || 'duckrank.rank_queries names the row') END AS fired
+)
+SELECT s.query_id, coalesce(r.docs, []) AS docs, s.ideal, coalesce(r.num_ret, 0) AS num_ret,
+       s.num_rel, s.num_nonrel, s.num_judged, s.top_grade, r.query_id IS NULL AND coalesce(max_rank, 1) > 0 AS zero_filled,
+       NOT judged_only AS all_docs, 'trec' AS tie_rule
+FROM query_stats s
+LEFT JOIN ranked_docs r ON r.query_id = s.query_id
+WHERE (complete OR r.query_id IS NOT NULL) AND (SELECT count(fired) FROM guard) = 0;
+COMMENT ON MACRO TABLE duckrank.rank_queries_lean IS 'duckrank.rank_queries under ties := ''trec'', unjudged := ''nonrelevant'' and duplicates := ''error'' in fewer steps; a data problem raises an error that duckrank.rank_queries words';
