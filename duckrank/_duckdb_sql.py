@@ -25,11 +25,14 @@ from duckrank.measures import Measure, sql_literal
 from duckrank.options import EMPTY_GAIN_MAP, OPTIONS, SUBTOPIC_OPTIONS
 from duckrank.plan import RankingPass, ranking_passes, reads_top_lists
 
+# Each summary rule over a column of per-query values, a NULL value (empty := 'skip') left out.
 # Means are summed in query order (not by DuckDB's parallel avg), so a summary is the same bits on
 # every run and thread count. Counters are integers: their sums are exact in any order.
-_SUMMARY_SQL = {"mean": "list_sum(list(value ORDER BY query_id)) / count(value)", "sum": "sum(value)",
-                "gmean": "exp(list_sum(list(duckrank.log_floored(value) ORDER BY query_id)) / count(value))",
-                "count": "CAST(count(*) AS DOUBLE)", "log": "avg(value)", "overall": "avg(value)"}
+_SUMMARY_SQL = {"mean": "list_sum(list({value} ORDER BY query_id) FILTER (WHERE {value} IS NOT NULL)) / count({value})",
+                "sum": "sum({value})",
+                "gmean": "exp(list_sum(list(duckrank.log_floored({value}) ORDER BY query_id) "
+                         "FILTER (WHERE {value} IS NOT NULL)) / count({value}))",
+                "count": "CAST(count({value}) AS DOUBLE)", "log": "avg({value})", "overall": "avg({value})"}
 # With std, each mean also gets the standard deviation of its per-query values as ranx's return_std
 # computes it (numpy's std: the population's, ddof 0), in query order like the mean, reported as
 # the measure's name with this suffix.
@@ -75,13 +78,13 @@ def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[
     segment). scored adds a last column: whether any query was scored for the row."""
     by_sql = "".join(f"{quote_identifier(name)}, " for name in by)
     summarised = [i for i, m in enumerate(measures) if m.summary != "none"]
-    rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[measures[i].summary]}" for i in summarised)
+    rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[measures[i].summary].format(value='value')}" for i in summarised)
     value = f"CASE measure_index {rules} END" if rules else "NULL"
     spread = [i for i in summarised if std and measures[i].summary == "mean"]
     spread_sql = f"CASE WHEN measure_index IN ({', '.join(map(str, spread))}) THEN {_STD_SQL} END" if spread else "NULL"
     run_names = ", ".join(f"({i}, {sql_text(name)})" for i, name in enumerate(runs))
-    measure_rows = ", ".join(f"({i}, {sql_text(measures[i].spelling)}, "
-                             f"{'0.0' if measures[i].summary in ('sum', 'count') else _NAN_SQL})" for i in summarised)
+    measure_rows = ", ".join(f"({i}, {sql_text(measures[i].spelling)}, {_unscored_sql(measures[i])})"
+                             for i in summarised)
     return (f"SELECT r.run, {by_sql}m.measure || x.suffix AS measure, "
             f"       CASE WHEN s.scored IS NULL THEN (CASE WHEN x.spread THEN {_NAN_SQL} ELSE m.unscored END) "
             f"            WHEN x.spread THEN s.std ELSE s.value END AS value"
@@ -96,6 +99,11 @@ def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[
             f"  ON NOT x.spread OR m.measure_index IN ({', '.join(map(str, spread)) or 'NULL'}) "
             f"WHERE m.measure_index IS NOT NULL "
             f"ORDER BY r.run_index, {by_sql}m.measure_index, x.spread")
+
+
+def _unscored_sql(measure: Measure) -> str:
+    """A measure's summary over no scored query: a sum or count of none is 0, a mean NaN."""
+    return "0.0" if measure.summary in ("sum", "count") else _NAN_SQL
 
 
 def _path_of(source: InputView) -> str:
@@ -191,36 +199,74 @@ def _ranked_call(views: ScoredViews, ranking: RankingPass, worded: bool = False)
     return f"duckrank.{relation}({sql_text(views.qrels_view)}, {sql_text(views.run_view)}, {args})"
 
 
-def per_query_sql(views: ScoredViews, measures: list[Measure], conventions: dict[str, Any],
+@dataclass(frozen=True)
+class RankingValues:
+    """The ranking passes of one statement as CTEs g0, g1, ... (one row per query) and each ranking
+    measure's per-query value as SQL over its pass's row: (measure index, pass, value), in the
+    passes' order."""
+
+    ctes: list[str]
+    values: list[tuple[int, str, str]]
+
+
+def ranking_values(views: ScoredViews, measures: list[Measure], conventions: dict[str, Any],
                    g_max: float | None = None, estimates: dict[int, str] | None = None, lean: bool = False,
-                   rows: int = 0) -> str:
-    """(key columns, query_id, measure_index, value, text) for every ranking measure, one pass per
-    group of measures sharing the relation options (duckrank.plan); text holds a text measure's
-    value (relstring), NULL for the others. g_max pins ERR's default top grade; estimates holds each
-    corrected measure's f~ (corrections). lean: each pass rendered with no macro call once
-    duckrank.lean renders it (rows: the run's, which can make that the first call), for the cases
-    lean_case admits."""
-    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in views.key_columns())
+                   rows: int = 0) -> RankingValues:
+    """Every ranking measure's per-query value, one pass per group of measures sharing the relation
+    options (duckrank.plan). g_max pins ERR's default top grade; estimates holds each corrected
+    measure's f~ (corrections). lean: each pass rendered with no macro call once duckrank.lean
+    renders it (rows: the run's, which can make that the first call), for the cases lean_case admits."""
     empty = sql_literal(conventions["empty"])
-    ctes, selects = [], []
+    ctes, values = [], []
     for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
         rendered = lean_pass_sql(ranking.relation, ranking.relation_arguments, [
             measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
             for i in ranking.measures], views.run_view, views.qrels_view, rows) if lean else None
         if rendered is not None:
             ctes.append(f"g{group} AS ({rendered})")
-            columns = [_value_text(f"v{j}", measures[i]) for j, i in enumerate(ranking.measures)]
+            values.extend((i, f"g{group}", f"v{j}") for j, i in enumerate(ranking.measures))
         else:
             aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
                           else measures[i].sampled_sql((estimates or {}).get(i)) for i in ranking.measures]
             computed = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(ranking.measures, aggregates))
             ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {computed} FROM {_ranked_call(views, ranking)} q)")
-            columns = [_value_text(measures[i].metric.per_query_value(f"m{i}", "num_rel", empty), measures[i])
-                       for i in ranking.measures]
-        selects.extend(f"SELECT {keys}{views.query_expression()} AS query_id, {i} AS measure_index, "
-                       f"{column} FROM g{group}" for i, column in zip(ranking.measures, columns))
-    return (f"WITH {', '.join(ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) "
+            values.extend((i, f"g{group}", measures[i].metric.per_query_value(f"m{i}", "num_rel", empty))
+                          for i in ranking.measures)
+    return RankingValues(ctes, values)
+
+
+def per_query_sql(views: ScoredViews, measures: list[Measure], ranked: RankingValues) -> str:
+    """(key columns, query_id, measure_index, value, text) for every ranking measure: text holds a
+    text measure's value (relstring), NULL for the others."""
+    keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in views.key_columns())
+    selects = [f"SELECT {keys}{views.query_expression()} AS query_id, {i} AS measure_index, "
+               f"{_value_text(value, measures[i])} FROM {group}" for i, group, value in ranked.values]
+    return (f"WITH {', '.join(ranked.ctes)} SELECT * FROM ({' UNION ALL '.join(selects)}) "
             f"WHERE value IS NOT NULL OR text IS NOT NULL")
+
+
+def run_summary_sql(run: str, measures: list[Measure], ranked: RankingValues) -> str:
+    """summary_sql's rows (run, measure, value, scored) for one run scored whole, straight from its
+    passes' rows: each measure's summary rule over its value in each pass, no per-query rows
+    unpivoted, keyed and grouped first (a fifth of a small call's planning). Measures without a
+    summary (relstring) are left out, as summary_sql leaves them."""
+    passes: dict[str, list[tuple[int, str]]] = {}
+    for i, group, value in ranked.values:
+        if measures[i].summary != "none":
+            passes.setdefault(group, []).append((i, value))
+    if not passes:
+        return "SELECT NULL AS run, NULL AS measure, NULL AS value, NULL AS scored WHERE false"
+    summaries = []
+    for group, values in passes.items():
+        columns = ", ".join(f"{value} AS c{i}" for i, value in values)
+        aggregates = ", ".join(f"count(c{i}) AS n{i}, {_SUMMARY_SQL[measures[i].summary].format(value=f'c{i}')} AS s{i}"
+                               for i, _ in values)
+        summaries.append(f"(SELECT {aggregates} FROM (SELECT query_id, {columns} FROM {group}))")
+    ordered = sorted(i for values in passes.values() for i, _ in values)
+    return (f"WITH {', '.join(ranked.ctes)} SELECT {sql_text(run)} AS run, "
+            f"unnest([{', '.join(sql_text(measures[i].spelling) for i in ordered)}]) AS measure, "
+            f"unnest([{', '.join(f'CASE WHEN n{i} > 0 THEN s{i} ELSE {_unscored_sql(measures[i])} END' for i in ordered)}])"
+            f" AS value, unnest([{', '.join(f'n{i} > 0' for i in ordered)}]) AS scored FROM {', '.join(summaries)}")
 
 
 def worded_problem(con: duckdb.DuckDBPyConnection, error: duckdb.Error, views: ScoredViews, runs: list[InputView],
@@ -537,5 +583,6 @@ def batched_per_query(con: duckdb.DuckDBPyConnection, views: ScoredViews, measur
                         f"WHERE hash(query_id) % {batches} = {batch}").fetchall()
             batch_views.append(name)
         part = dataclasses.replace(views, run_view=batch_views[0], qrels_view=batch_views[1])
-        selects.append(per_query_sql(part, measures, conventions, g_max=top, estimates=estimates))
+        selects.append(per_query_sql(part, measures, ranking_values(part, measures, conventions, g_max=top,
+                                                                    estimates=estimates)))
     return selects

@@ -17,9 +17,10 @@ from duckrank._borrowed import BorrowedConnection
 from duckrank._checks import (check_common_queries, check_id_types, empty_typed_as, option_problems, read_top_k_inputs,
                               sampled_measures, subtopic_convention_problems, subtopic_problem, translate_error)
 from duckrank._duckdb_sql import (batched_per_query, corrections, cut_views, lean_case, log_values_sql,
-                                  missing_queries, per_query_sql, query_batches, read_training_pairs_once, reshaped,
-                                  run_tags, scored_views, split_log, subtopic_values_sql, summary_sql, top_k_values_sql,
-                                  top_lists, worded_problem)
+                                  missing_queries, per_query_sql, query_batches, ranking_values,
+                                  read_training_pairs_once, reshaped, run_summary_sql, run_tags, scored_views,
+                                  split_log, subtopic_values_sql, summary_sql, top_k_values_sql, top_lists,
+                                  worded_problem)
 from duckrank._library import configure, connect, holds_library, interruptible, load_as_guest, shared_cursor
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
@@ -219,10 +220,11 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         ranked_views = cut_views(con, views, parsed, depth, slices, conventions)
         batches, rows = query_batches(con, ranked_views) if ranked else (1, 0)
         estimates = corrections(con, ranked_views, parsed, conventions)
+        values = (ranking_values(ranked_views, parsed, conventions, estimates=estimates,
+                                 lean=lean_case([m for m in parsed if m not in diverse_measures], batches), rows=rows)
+                  if ranked and batches == 1 else None)
         parts = (batched_per_query(con, ranked_views, parsed, conventions, batches, estimates) if batches > 1
-                 else [per_query_sql(ranked_views, parsed, conventions, estimates=estimates,
-                                      lean=lean_case([m for m in parsed if m not in diverse_measures],
-                                                     batches), rows=rows)] if ranked else [])
+                 else [per_query_sql(ranked_views, parsed, values)] if ranked else [])
         if diverse:  # never batched: few queries judge subtopics
             subtopic_sql = subtopic_values_sql(views, diverse, conventions)
             parts = [f"{parts[0]} UNION ALL {subtopic_sql}", *parts[1:]] if parts else [subtopic_sql]
@@ -237,7 +239,10 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         per_query = [f"SELECT r.run_index, p.* FROM ({part}) p JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)"
                      for part in parts]
         if summary_only and len(per_query) == 1:
-            rows = con.execute(summary_sql(f"({per_query[0]})", views.runs, parsed, segments, std, scored=True)
+            # one run scored whole by ranking measures alone: summarised straight from its passes
+            whole = values is not None and not (views.keyed or std or diverse or top_k or log_measures)
+            rows = con.execute(run_summary_sql(views.runs[0], parsed, values) if whole else
+                               summary_sql(f"({per_query[0]})", views.runs, parsed, segments, std, scored=True)
                                ).fetchall()
             scored = {row[-3] for row in rows if row[-1]}
             rows = [row[:-1] for row in rows]

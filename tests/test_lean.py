@@ -18,6 +18,7 @@ from front_door_cases import QRELS, RUN, SETTINGS, cases_for
 
 import duckrank
 from duckrank import _duckdb_sql, evaluation, lean
+from duckrank.measures import parse_measure
 from duckrank.options import EMPTY_GAIN_MAP
 
 pytest.importorskip("sqlglot")
@@ -341,3 +342,36 @@ def test_shared_subexpressions_move_only_where_computed_for_every_row():
     # a subtree reading a lambda's variable, or another column than q's, stays
     assert shared("list_transform(q.docs, lambda d: ln(d) + ln(d))")[1] == []
     assert shared("ln(r.k) + ln(r.k)")[1] == []
+
+
+@pytest.mark.parametrize("setting", ["defaults", "ties=input,empty=skip,unjudged=skip,max_rank=2,duplicates=max",
+                                     "ties=pessimistic,empty=nan,max_rank=2,complete=true"])
+@pytest.mark.parametrize("rendering", [True, False], ids=["lean", "macros"])
+def test_a_run_scored_whole_is_summarised_as_keyed_rows_are(monkeypatch, rendered, setting, rendering):
+    """One run scored whole is summarised straight from its passes (run_summary_sql); asked for its
+    spread too (std=True), it goes through summary_sql's grouped per-query rows. The means, sums,
+    counts and geometric means agree bit for bit, NULL values (empty := 'skip') and unscored
+    measures (NaN, 0) included."""
+    qrels, run = frames()
+    options = SETTINGS[setting]
+    # a few measures of each summary rule (mean, sum; count and geometric mean by name), over two passes
+    by_rule: dict[str, list[str]] = {}
+    for case in cases_for(setting):
+        measure = parse_measure(case.measure)
+        if "sampled" not in dict(case.options) and measure.metric.value != "text":
+            by_rule.setdefault(measure.summary, []).append(case.measure)
+    measures = [*(spelling for spellings in by_rule.values() for spelling in dict.fromkeys(spellings[:3])),
+                "P(rel=2)@5", "num_q", "gm_map", "gm_bpref"]
+    if not rendering:
+        monkeypatch.setattr(evaluation, "lean_case", lambda *args: False)
+    for qrels_rows in (qrels, qrels[qrels.query_id == "q4"]):  # the second shares no query with the run
+        try:
+            whole = duckrank.evaluate(qrels_rows, run, measures, **options)
+        except duckrank.DuckrankError as error:
+            with pytest.raises(type(error), match="no query"):
+                duckrank.evaluate(qrels_rows, run, measures, std=True, **options)
+            continue
+        spread = duckrank.evaluate(qrels_rows, run, measures, std=True, **options)
+        keyed = {name: value for name, value in spread.items() if name in whole}
+        assert whole.keys() == keyed.keys() and len(whole) > 8
+        assert all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(whole.values(), keyed.values()))
