@@ -8,6 +8,7 @@ fails the test that needs it, saying what to install; it never skips.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -75,25 +76,50 @@ def run_shell(script: str, *arguments: str, timeout: float = 300) -> subprocess.
 
 # ---------------------------------------------------------------------------------------------
 # ranx as an oracle: ranx.evaluate(make_comparable=True) in a process of its own, the tests' environment
-# (numba's JIT off: tests/conftest.py)
+# (numba's JIT off: tests/conftest.py), started once per test process and fed one case per line; a
+# case's metrics in one evaluate call, which scores each on its own but converts the qrels and run
+# once (importing ranx is most of a call's cost: some 4 s of CPU)
 
-RANX = r"""
+RANX_WORKER = r"""
 import json, sys
 from ranx import Qrels, Run, evaluate
-case = json.load(sys.stdin)
-out = {}
-for metric in case["metrics"]:
+for line in sys.stdin:
+    case = json.loads(line)
     run = Run(case["run"])
-    got = evaluate(Qrels(case["qrels"]), run, metric, return_std=True, make_comparable=True)
-    out[metric] = {"mean": float(got["mean"]), "std": float(got["std"]),
-                   "scores": {q: float(v) for q, v in run.scores[metric].items()}}
-print(json.dumps(out))
+    got = evaluate(Qrels(case["qrels"]), run, case["metrics"], return_std=True,
+                   make_comparable=case["make_comparable"])
+    if len(case["metrics"]) == 1:  # ranx returns one metric's result bare
+        got = {case["metrics"][0]: got}
+    print(json.dumps({metric: {"mean": float(got[metric]["mean"]), "std": float(got[metric]["std"]),
+                               "scores": {q: float(v) for q, v in run.scores[metric].items()}}
+                      for metric in case["metrics"]}), flush=True)
 """
 
+_ranx_worker: subprocess.Popen | None = None
 
-def ranx(qrels: dict, run: dict, metrics: list[str]) -> dict:
+
+def ranx(qrels: dict, run: dict, metrics: list[str], make_comparable: bool = True) -> dict:
     """{metric: {"mean", "std", "scores": {query_id: value}}} as ranx computes them."""
-    done = subprocess.run([sys.executable, "-c", RANX], input=json.dumps({"qrels": qrels, "run": run,
-                                                                          "metrics": metrics}),
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    global _ranx_worker
+    if _ranx_worker is None or _ranx_worker.poll() is not None:
+        _ranx_worker = subprocess.Popen([sys.executable, "-c", RANX_WORKER], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        atexit.register(_stop_ranx, _ranx_worker)
+    assert _ranx_worker.stdin is not None and _ranx_worker.stdout is not None
+    _ranx_worker.stdin.write(json.dumps({"qrels": qrels, "run": run, "metrics": metrics,
+                                         "make_comparable": make_comparable}) + "\n")
+    _ranx_worker.stdin.flush()
+    line = _ranx_worker.stdout.readline()
+    if not line:
+        raise RuntimeError(f"the ranx worker died: {_ranx_worker.stderr.read() if _ranx_worker.stderr else ''}")
+    return json.loads(line)
+
+
+def _stop_ranx(worker: subprocess.Popen) -> None:
+    if worker.poll() is None:
+        assert worker.stdin is not None
+        worker.stdin.close()
+        try:
+            worker.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            worker.kill()

@@ -29,7 +29,6 @@ definition in README.md ("Metric reference", "Conventions"). The conventions eve
 
 from __future__ import annotations
 
-import atexit
 import functools
 import itertools
 import json
@@ -42,6 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from helpers import ranx
 
 Rows = list[tuple]
 Values = dict[str, float | None]
@@ -287,45 +287,12 @@ def pytrec_eval_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: R
 
 # ----------------------------------------------------------------------------- ranx
 #
-# ranx runs in a worker process with numba's JIT off (its kernels as plain Python: no minute of
-# compilation), started once and fed one case per line.
-
-RANX_WORKER = r"""
-import json, sys
-from ranx import Qrels, Run, evaluate
-for line in sys.stdin:
-    case = json.loads(line)
-    run = Run(case["run"])
-    evaluate(Qrels(case["qrels"]), run, [case["metric"]], return_mean=False)
-    print(json.dumps({q: float(v) for q, v in run.scores[case["metric"]].items()}), flush=True)
-"""
-
-_ranx_worker: subprocess.Popen | None = None
+# ranx in its worker process (tests/helpers.py: numba's JIT off, its kernels as plain Python, no
+# minute of compilation), on the oracle's own qrels and run as given.
 
 
 def _ranx(qrels: dict, run: dict, metric: str) -> dict[str, float]:
-    global _ranx_worker
-    if _ranx_worker is None or _ranx_worker.poll() is not None:
-        _ranx_worker = subprocess.Popen([sys.executable, "-c", RANX_WORKER], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        atexit.register(_stop_ranx, _ranx_worker)
-    assert _ranx_worker.stdin is not None and _ranx_worker.stdout is not None
-    _ranx_worker.stdin.write(json.dumps({"qrels": qrels, "run": run, "metric": metric}) + "\n")
-    _ranx_worker.stdin.flush()
-    line = _ranx_worker.stdout.readline()
-    if not line:
-        raise RuntimeError(f"the ranx worker died: {_ranx_worker.stderr.read() if _ranx_worker.stderr else ''}")
-    return json.loads(line)
-
-
-def _stop_ranx(worker: subprocess.Popen) -> None:
-    if worker.poll() is None:
-        assert worker.stdin is not None
-        worker.stdin.close()
-        try:
-            worker.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+    return ranx(qrels, run, [metric], make_comparable=False)[metric]["scores"]
 
 
 def ranx_oracle(metric: str, options: dict[str, Any], qrels: Rows, run: Rows, rel_level: float) -> Values:
