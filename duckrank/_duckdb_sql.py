@@ -23,16 +23,8 @@ from duckrank.lean import available as lean_available
 from duckrank.lean import pass_sql as lean_pass_sql
 from duckrank.measures import Measure, sql_literal
 from duckrank.options import EMPTY_GAIN_MAP, OPTIONS, SUBTOPIC_OPTIONS
-from duckrank.plan import RankingPass, ranking_passes, reads_top_lists
+from duckrank.plan import SUMMARY_SQL, RankingPass, ranking_passes, reads_top_lists
 
-# Each summary rule over a column of per-query values, a NULL value (empty := 'skip') left out.
-# Means are summed in query order (not by DuckDB's parallel avg), so a summary is the same bits on
-# every run and thread count. Counters are integers: their sums are exact in any order.
-_SUMMARY_SQL = {"mean": "list_sum(list({value} ORDER BY query_id) FILTER (WHERE {value} IS NOT NULL)) / count({value})",
-                "sum": "sum({value})",
-                "gmean": "exp(list_sum(list(duckrank.log_floored({value}) ORDER BY query_id) "
-                         "FILTER (WHERE {value} IS NOT NULL)) / count({value}))",
-                "count": "CAST(count({value}) AS DOUBLE)", "log": "avg({value})", "overall": "avg({value})"}
 # With std, each mean also gets the standard deviation of its per-query values as ranx's return_std
 # computes it (numpy's std: the population's, ddof 0), in query order like the mean, reported as
 # the measure's name with this suffix.
@@ -78,7 +70,7 @@ def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[
     segment). scored adds a last column: whether any query was scored for the row."""
     by_sql = "".join(f"{quote_identifier(name)}, " for name in by)
     summarised = [i for i, m in enumerate(measures) if m.summary != "none"]
-    rules = " ".join(f"WHEN {i} THEN {_SUMMARY_SQL[measures[i].summary].format(value='value')}" for i in summarised)
+    rules = " ".join(f"WHEN {i} THEN {SUMMARY_SQL[measures[i].summary].format(value='value')}" for i in summarised)
     value = f"CASE measure_index {rules} END" if rules else "NULL"
     spread = [i for i in summarised if std and measures[i].summary == "mean"]
     spread_sql = f"CASE WHEN measure_index IN ({', '.join(map(str, spread))}) THEN {_STD_SQL} END" if spread else "NULL"
@@ -259,7 +251,7 @@ def run_summary_sql(run: str, measures: list[Measure], ranked: RankingValues) ->
     summaries = []
     for group, values in passes.items():
         columns = ", ".join(f"{value} AS c{i}" for i, value in values)
-        aggregates = ", ".join(f"count(c{i}) AS n{i}, {_SUMMARY_SQL[measures[i].summary].format(value=f'c{i}')} AS s{i}"
+        aggregates = ", ".join(f"count(c{i}) AS n{i}, {SUMMARY_SQL[measures[i].summary].format(value=f'c{i}')} AS s{i}"
                                for i, _ in values)
         summaries.append(f"(SELECT {aggregates} FROM (SELECT query_id, {columns} FROM {group}))")
     ordered = sorted(i for values in passes.values() for i, _ in values)

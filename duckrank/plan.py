@@ -17,6 +17,18 @@ from typing import Any
 from duckrank.measures import Measure
 from duckrank.options import RANK_QUERIES_ARGUMENTS, RANKED_OPTIONS
 
+# How a measure's per-query values become its summary, by Measure.summary: one rule for both
+# engines, in the SQL library's dialect (the Spark engine renders it), each a template over a
+# column of per-query values ({value}), a NULL value (empty := 'skip') left out. Means are summed in
+# query order, not by a parallel avg, so a summary is the same bits on every run, thread count and
+# engine. Counters are integers: their sums are exact in any order. log and overall measures are
+# scored by the DuckDB engine only.
+SUMMARY_SQL = {"mean": "list_sum(list({value} ORDER BY query_id) FILTER (WHERE {value} IS NOT NULL)) / count({value})",
+               "sum": "sum({value})",
+               "gmean": "exp(list_sum(list(duckrank.log_floored({value}) ORDER BY query_id) "
+                        "FILTER (WHERE {value} IS NOT NULL)) / count({value}))",
+               "count": "CAST(count({value}) AS DOUBLE)", "log": "avg({value})", "overall": "avg({value})"}
+
 
 # duckrank.rank_queries_lean: rank_queries' common case in fewer steps, cheaper to bind. The values
 # it assumes of the options it does not take.

@@ -168,6 +168,18 @@ def test_parity_of_recommender_spellings(spark, inputs):
     assert same(row["value"], duckrank.evaluate(qrels, run, [spelled])[spelled])
 
 
+def test_summary_is_the_duckdb_engines(spark, inputs):
+    """Both engines summarise by the planner's rules (duckrank.plan.SUMMARY_SQL: means and
+    geometric means summed in query order, counters summed): the same bits, not just close."""
+    import duckrank
+    from duckrank import spark as duckrank_spark
+
+    qrels, run = inputs
+    measures = ["map", "ndcg@10", "P@5", "recip_rank", "ERR@20", "gm_map", "num_ret", "num_rel_ret", "num_q"]
+    got = dict(duckrank_spark.evaluate(spark, qrels, run, measures).collect())
+    assert got == duckrank.evaluate(qrels, run, measures)
+
+
 def test_refusals(spark, inputs):
     """What Spark cannot compute exactly is refused, never approximated."""
     from duckrank import OptionError

@@ -135,16 +135,16 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
     return "\nUNION ALL\n".join(parts)
 
 
-_SUMMARY = {"mean": "avg(value)", "sum": "sum(value)", "count": "CAST(count(*) AS DOUBLE)",
-            "gmean": "exp(avg(ln(greatest(value, CAST(0.00001 AS DOUBLE)))))"}
-
-
 def _summary_sql(per_query: str, parsed: list) -> str:
     """(measure, value) of each summarised measure: text ones (relstring) have no summary."""
+    from duckrank.plan import SUMMARY_SQL
+    from duckrank.spark._render import summary_sql
+
     summarised = [i for i, m in enumerate(parsed) if m.summary != "none"]
     if not summarised:
         return "SELECT CAST(NULL AS STRING) AS measure, CAST(NULL AS DOUBLE) AS value WHERE false"
-    rules = " ".join(f"WHEN {i} THEN {_SUMMARY[parsed[i].summary]}" for i in summarised)
+    rules = " ".join(f"WHEN {i} THEN {summary_sql(SUMMARY_SQL[parsed[i].summary].format(value='value'))}"
+                     for i in summarised)
     names = ", ".join(f"({i}, {_string(parsed[i].spelling)})" for i in summarised)
     return (f"SELECT m.measure, s.value FROM (SELECT measure_index, CASE measure_index {rules} END AS value "
             f"FROM ({per_query}) GROUP BY measure_index) s "

@@ -368,6 +368,13 @@ def measure_expression(aggregate_sql: str) -> exp.Expression:
     return fold_options(to_spark(inlined))
 
 
+@cache
+def summary_sql(rule: str) -> str:
+    """A summary rule of duckrank.plan.SUMMARY_SQL (an aggregate of the per-query rows' value and
+    query_id) as Spark SQL: the DuckDB engine's rule, rendered, so both engines sum alike."""
+    return spark_sql(to_spark(inline(sqlglot.parse_one(rule, read="duckdb"))))
+
+
 def _first_k_docs(node: exp.Expression) -> exp.Expression:
     """list_filter(q.docs, lambda d: ... d.rank <= coalesce(k, d.rank) ...) reads only q.docs[1:k]:
     ranks start at 1 and rise along the list, so no doc past the k-th has a rank <= k. Spark then
