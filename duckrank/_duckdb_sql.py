@@ -241,13 +241,12 @@ def run_summary_sql(run: str, measures: list[Measure], ranked: RankingValues) ->
     """summary_sql's rows (run, measure, value, scored) for one run scored whole, straight from its
     passes' rows: each measure's summary rule over its value in each pass, no per-query rows
     unpivoted, keyed and grouped first (a fifth of a small call's planning). Measures without a
-    summary (relstring) are left out, as summary_sql leaves them."""
+    summary (relstring, which compute refuses to summarise alone) are left out, as summary_sql leaves
+    them."""
     passes: dict[str, list[tuple[int, str]]] = {}
     for i, group, value in ranked.values:
         if measures[i].summary != "none":
             passes.setdefault(group, []).append((i, value))
-    if not passes:
-        return "SELECT NULL AS run, NULL AS measure, NULL AS value, NULL AS scored WHERE false"
     summaries = []
     for group, values in passes.items():
         columns = ", ".join(f"{value} AS c{i}" for i, value in values)

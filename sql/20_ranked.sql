@@ -381,8 +381,8 @@ WHERE (complete OR r.query_id IS NOT NULL) AND (SELECT count(fired) FROM guard) 
 COMMENT ON MACRO TABLE duckrank.rank_queries IS 'the ranked relation every metric reads: one row per query with its ranking as a list in rank order (docs), the ideal ranking as grade blocks (ideal), num_ret, num_rel, num_nonrel, num_judged';
 
 -- duckrank.rank_queries' common case, ties := 'trec', unjudged := 'nonrelevant' and
--- duplicates := 'error', in the fewest steps, for the DuckDB engine's lean statements
--- (duckrank/lean.py): the same rows bit for bit from the same scalar macros, but binding it costs a
+-- duplicates := 'error', in the fewest steps, for the DuckDB engine (its macro calls and its lean
+-- statements, duckrank/lean.py): the same rows bit for bit from the same scalar macros, but binding it costs a
 -- fraction, as it has no branch of another rule and no message. The qrels are grouped by (query, doc)
 -- once, the run is joined and each query's entries sorted in one aggregate, and the data's problems
 -- are counted on the way: a NULL id, a score or grade that is not a finite number, a doc listed
