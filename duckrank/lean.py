@@ -199,23 +199,68 @@ def _shared(values: list[Any]) -> tuple[list[Any], list[Any]]:
     not; no subtree with an error() call moves."""
     from sqlglot import exp
 
+    # The places of every subtree met twice or more, in one walk: each node numbered by its kind,
+    # its arguments and its children's numbers (so a number names one tree, exactly, in linear time;
+    # texts for every subtree, or a walk per subtree moved, made a render of 160 measures take minutes).
+    numbers: dict[int, int] = {}
+    trees: dict[tuple, int] = {}
+    by_tree: dict[int, list[Any]] = {}
+    for value in values:
+        for node in reversed(list(value.walk())):  # breadth first, reversed: children before parents
+            number = numbers[id(node)] = trees.setdefault(_tree_key(node, numbers), len(trees))
+            if not _never_moved(node):
+                by_tree.setdefault(number, []).append(node)
+    places = {nodes[0].sql("duckdb"): nodes for nodes in by_tree.values() if len(nodes) > 1 and _movable(nodes[0])}
+    # Largest first (a stable sort: equal lengths in the order first met): a place inside a subtree
+    # already moved is gone with it, so what is left of a smaller one is counted again.
     shared: list[Any] = []
-    while True:
-        places: dict[str, list[Any]] = {}
-        for value in values:
-            for node in value.walk():
-                if _movable(node):
-                    places.setdefault(node.sql("duckdb"), []).append(node)
-        chosen = max((sql for sql, nodes in places.items() if len(nodes) > 1 and any(map(_always_computed, nodes))),
-                     key=len, default=None)
-        if chosen is None:
-            return values, shared
-        shared.append(places[chosen][0].copy())
-        for node in places[chosen]:
+    moved: set[int] = set()
+    for text in sorted(places, key=len, reverse=True):
+        nodes = [node for node in places[text] if not _inside(node, moved)]
+        if len(nodes) < 2 or not any(map(_always_computed, nodes)):
+            continue
+        shared.append(nodes[0].copy())
+        for node in nodes:
             column = exp.column(f"s{len(shared) - 1}", table="q")
             values = [column if value is node else value for value in values]
+            moved.add(id(node))
             if node.parent is not None:
                 node.replace(column)
+    return values, shared
+
+
+def _tree_key(node: Any, numbers: dict[int, int]) -> tuple:
+    """A node's kind and arguments, each child by its number in `numbers`."""
+    from sqlglot import exp
+
+    parts: list[Any] = [type(node).__name__]
+    for name in sorted(node.args):
+        value = node.args[name]
+        if isinstance(value, exp.Expr):
+            parts.append((name, numbers[id(value)]))
+        elif isinstance(value, list):
+            parts.append((name, tuple(numbers[id(x)] if isinstance(x, exp.Expr) else repr(x) for x in value)))
+        else:
+            parts.append((name, repr(value)))
+    return tuple(parts)
+
+
+def _inside(node: Any, moved: set[int]) -> bool:
+    """Whether `node` or one of its ancestors is a subtree already moved (by id)."""
+    while node is not None:
+        if id(node) in moved:
+            return True
+        node = node.parent
+    return False
+
+
+def _never_moved(node: Any) -> bool:
+    """Whether a node is of a kind never moved whatever it holds: a column, a literal, a type, a
+    lambda, a CASE branch, parentheses, a struct field; a column of the ranked row."""
+    from sqlglot import exp
+
+    return isinstance(node, (exp.Column, exp.Literal, exp.Identifier, exp.Boolean, exp.Null, exp.DataType, exp.Lambda,
+                             exp.If, exp.Paren, exp.PropertyEQ)) or _ranked_column(node) is not None
 
 
 def _movable(node: Any) -> bool:
@@ -223,8 +268,7 @@ def _movable(node: Any) -> bool:
     and no lambda variable bound outside it, and calls no error()."""
     from sqlglot import exp
 
-    if isinstance(node, (exp.Column, exp.Literal, exp.Identifier, exp.Boolean, exp.Null, exp.DataType, exp.Lambda,
-                         exp.If, exp.Paren, exp.PropertyEQ)) or _ranked_column(node) is not None:
+    if _never_moved(node):
         return False
     columns = list(node.find_all(exp.Column))
     if not columns or any(column.table != "q" and not _ranked_column(column.parent) for column in columns):
