@@ -13,22 +13,23 @@ import duckdb
 
 from duckrank._library import library_digest, memory_problem
 from duckrank._sql import fresh_name, quote_identifier
-from duckrank.errors import DuckrankError, InputError, OptionError, quoted
+from duckrank.errors import DuckrankError, InputError, OptionError, Problem, quoted, subject
 from duckrank.inputs import SUBTOPIC, InputView, StandardInput, read_items, read_table
 from duckrank.measures import Measure, sql_literal
 from duckrank.options import CONVENTIONS, OPTIONS, SUBTOPIC_TIES, SUBTOPIC_UNJUDGED
 from duckrank.registry import METRICS
 
 def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
-                    measures: list[Measure]) -> list[str]:
+                    measures: list[Measure]) -> list[Problem]:
     """Every problem with the conventions and the measures' options, as the SQL library's checks
-    (generated from the registry) word them, so all can be reported at once."""
+    (generated from the registry) word them, so all can be reported at once; a convention's names
+    the option at fault as such (each front door spells it: ties, --ties)."""
     problems = []
     for name, value in conventions.items():
         param = CONVENTIONS[name].param if name in CONVENTIONS else OPTIONS[name]
         if value is not None and not _has_type(value, param.type):
             kind = {"integer": "a number", "number": "a number", "boolean": "True or False"}.get(param.type, "a string")
-            problems.append(f"{name} must be {kind}; got {value!r}")
+            problems.append(subject(name, f" must be {kind}; got {value!r}"))
     if problems:
         return problems
     # the conventions (and gain, sampled and correction, given as conventions) in one set, then each
@@ -38,10 +39,11 @@ def option_problems(con: duckdb.DuckDBPyConnection, conventions: dict[str, Any],
     given = [_given_sql(dict(measure.given)) for measure in measures]
     distinct = list(dict.fromkeys(given))
     found = _run_checks(con, _checks_query([general, *distinct]))
-    problems = (found[0] or "").splitlines()
+    # a check says "<option> must ..." (Param.check): the option is its first word by construction
+    problems = [subject(name, text.removeprefix(name)) for name, text in zip(_checked(general), found[0]) if text]
     texts = dict(zip(distinct, found[1:]))
     for measure, values in zip(measures, given):
-        problems.extend(f"in measure {measure.spelling!r}: {line}" for line in (texts[values] or "").splitlines())
+        problems.extend((f"in measure {measure.spelling!r}: {text}",) for text in texts[values] if text)
     return problems
 
 
@@ -55,17 +57,24 @@ def _given_sql(given: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple((name, sql_literal(given[name])) for name in _CHECKABLE if name in given)
 
 
+def _checked(values: tuple[tuple[str, str], ...]) -> list[str]:
+    """The options of a set of given values that have a check, in the checks' order."""
+    given = dict(values)
+    return [name for name, param in _CHECKABLE.items() if name in given and param.check]
+
+
 def _checks_query(sets: list[tuple[tuple[str, str], ...]]) -> str:
-    """A list of the problems with each set of given values, in order, as the generated check
-    macros word them; NULL for a set without any. Only the given values are checked, each by its
-    option's macro (duckrank.check_<option>), with the defaults of what else it reads (max_rel's
-    reads min_rel): duckrank.option_problems binds all 40 options' checks, 70 ms on an idle machine."""
+    """For each set of given values, in order, the problem each checked option has (_checked's
+    order), as the generated check macros word them; NULL for one without. Only the given values
+    are checked, each by its option's macro (duckrank.check_<option>), with the defaults of what
+    else it reads (max_rel's reads min_rel): duckrank.option_problems binds all 40 options' checks,
+    70 ms on an idle machine."""
     problems = []
     for values in sets:
         given = dict(values)
-        calls = [param.check_call(lambda name: given.get(name, _CHECKABLE[name].default_sql))
-                 for name, param in _CHECKABLE.items() if name in given and param.check]
-        problems.append(f"nullif(concat_ws(chr(10), {', '.join(calls)}), '')" if calls else "CAST(NULL AS VARCHAR)")
+        calls = [_CHECKABLE[name].check_call(lambda name: given.get(name, _CHECKABLE[name].default_sql))
+                 for name in _checked(values)]
+        problems.append(f"[{', '.join(calls)}]::VARCHAR[]")
     return f"SELECT [{', '.join(problems)}]"
 
 
@@ -111,10 +120,10 @@ def _has_type(value: Any, kind: str) -> bool:
 # The checks are pure functions of the option values, so a notebook that evaluates the same
 # measures in a loop asks the database once. Keyed by the library too, should a connection hold
 # another version of it.
-_CHECKED: dict[tuple[str, str], list[str | None]] = {}
+_CHECKED: dict[tuple[str, str], list[list[str | None]]] = {}
 
 
-def _run_checks(con: duckdb.DuckDBPyConnection, sql: str) -> list[str | None]:
+def _run_checks(con: duckdb.DuckDBPyConnection, sql: str) -> list[list[str | None]]:
     key = (library_digest(), sql)
     if key not in _CHECKED:
         if len(_CHECKED) > 1000:

@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 
 from duckrank._sql import literal
+from duckrank.errors import Problem, subject
 
 
 def sql_dir() -> Path:
@@ -430,12 +431,12 @@ def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> float:
     return float("inf") if size is None else size
 
 
-def engine_problems(threads: Any = None, memory_limit: Any = None) -> list[str]:
-    """What is wrong with engine settings, in the facade's words (threads=, memory_limit=)."""
+def engine_problems(threads: Any = None, memory_limit: Any = None) -> list[Problem]:
+    """What is wrong with engine settings (threads, memory_limit)."""
     problems = []
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
                                 or not 1 <= threads <= MAX_THREADS):
-        problems.append(f"threads must be a whole number from 1 to {MAX_THREADS}; got {threads!r}")
+        problems.append(subject("threads", f" must be a whole number from 1 to {MAX_THREADS}; got {threads!r}"))
     if memory_limit is not None:
         size = memory_size(memory_limit)
         if size is not None and size[1] == "%":
@@ -443,19 +444,20 @@ def engine_problems(threads: Any = None, memory_limit: Any = None) -> list[str]:
         else:
             valid = (size_bytes(memory_limit) or 0) >= MIN_MEMORY_BYTES
         if not valid:
-            problems.append(f"memory_limit must be a size of at least {MIN_MEMORY_BYTES // 10 ** 6}MB (such as 4GB or "
-                            f"512MB) or a share of the memory from 1% to 100%; got {memory_limit!r}")
+            problems.append(subject("memory_limit", f" must be a size of at least {MIN_MEMORY_BYTES // 10 ** 6}MB "
+                                    f"(such as 4GB or 512MB) or a share of the memory from 1% to 100%; got "
+                                    f"{memory_limit!r}"))
     return problems
 
 
 def configure(con: duckdb.DuckDBPyConnection, threads: int | None = None, memory_limit: str | None = None,
               temp_dir: str | None = None) -> None:
     """Apply the engine settings (the CLI's --threads, --memory-limit, --temp-dir)."""
-    from duckrank.errors import OptionError
+    from duckrank.errors import OptionError, one_per_line
 
     problems = engine_problems(threads, memory_limit)
     if problems:
-        raise OptionError("\n".join(problems))
+        raise OptionError(*one_per_line(problems))
     settings = {"threads": threads, "memory_limit": memory_limit and duckdb_memory_limit(memory_limit),
                 "temp_directory": temp_dir}
     for name, value in settings.items():

@@ -28,7 +28,7 @@ from duckrank import _studentized_range
 from duckrank._borrowed import BorrowedConnection
 from duckrank._library import connect, interruptible
 from duckrank._sql import fresh_name, quote_identifier
-from duckrank.errors import InputError, MeasureError, OptionError, quoted, quoted_path
+from duckrank.errors import InputError, MeasureError, OptionError, one_per_line, quoted, quoted_path, subject
 from duckrank.evaluation import Results, compute
 from duckrank.measures import Measure, parse_measures
 from duckrank.registry import (
@@ -156,11 +156,11 @@ def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
         minimum, maximum = (COMPARE_SEED_RANGE if name == "seed" else (0, COMPARE_MAX_REPLICATES))
         if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
             shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}... ({len(repr(value))} digits)"
-            problems.append(f"{name} must be a whole number from {minimum} to {maximum}; got {shown}")
+            problems.append(subject(name, f" must be a whole number from {minimum} to {maximum}; got {shown}"))
     for name in ("confidence", "alpha"):
         value = settings[name]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            problems.append(f"{name} must be a number strictly between 0 and 1; got {quoted(value)}")
+            problems.append(subject(name, f" must be a number strictly between 0 and 1; got {quoted(value)}"))
         else:
             checked[name] = float(value)
     for name, choices in (("correction", tuple(COMPARE_CORRECTIONS)), ("test", tuple(COMPARE_TESTS))):
@@ -168,15 +168,15 @@ def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, str) and value.lower() in choices:
             checked[name] = value.lower()
         elif not (name == "correction" and value is None):
-            problems.append(f"{name} must be one of {', '.join(choices)}; got {quoted(value)}")
+            problems.append(subject(name, f" must be one of {', '.join(choices)}; got {quoted(value)}"))
     if checked["test"] == "tukey" and settings["correction"] is not None:
-        problems.append(f"correction {quoted(settings['correction'])} does not apply to test tukey: Tukey's HSD "
-                        "adjusts for every pair of runs itself; leave correction unset (it adjusts the t and "
-                        "randomization tests' p-values)")
+        problems.append(subject("correction", f" {quoted(settings['correction'])} does not apply to test tukey: "
+                                "Tukey's HSD adjusts for every pair of runs itself; leave correction unset (it "
+                                "adjusts the t and randomization tests' p-values)"))
     if checked["correction"] is None:
         checked["correction"] = COMPARE_DEFAULTS["correction"]
     if problems:
-        raise OptionError("\n".join(problems))
+        raise OptionError(*one_per_line(problems))
     return checked
 
 

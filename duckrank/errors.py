@@ -13,9 +13,27 @@ class Option:
     (--label-map: DuckrankError.spelled)."""
 
     name: str
+    subject: bool = False  # the sentence's subject: Python names it bare (ties must be ...), not ties=
 
     def __str__(self) -> str:
-        return f"{self.name}="
+        return self.name if self.subject else f"{self.name}="
+
+
+# A problem with a value given, as a message's parts: (Option("ties", subject=True), " must be ...").
+Problem = tuple["str | Option", ...]
+
+
+def subject(name: str, rest: str) -> Problem:
+    """A problem whose sentence starts with the option at fault: "<name> must be ..."."""
+    return (Option(name, subject=True), rest)
+
+
+def one_per_line(problems: Iterable[Problem]) -> list[str | Option]:
+    """Several problems as the parts of one message, a line each."""
+    parts: list[str | Option] = []
+    for problem in problems:
+        parts += ["\n", *problem] if parts else [*problem]
+    return parts
 
 
 def listed(names: Iterable[str]) -> list[str | Option]:
@@ -34,9 +52,9 @@ class DuckrankError(Exception):
         super().__init__("".join(map(str, parts)))
         self.parts = parts
 
-    def spelled(self, spell: Callable[[str], str]) -> str:
-        """The message with each Option it names as `spell` (an option's name -> its spelling) says it."""
-        return "".join(spell(part.name) if isinstance(part, Option) else str(part) for part in self.parts)
+    def spelled(self, spell: Callable[[Option], str]) -> str:
+        """The message with each Option it names as `spell` (an Option -> its spelling) says it."""
+        return "".join(spell(part) if isinstance(part, Option) else str(part) for part in self.parts)
 
 
 class InputError(DuckrankError):

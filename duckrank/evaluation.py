@@ -24,7 +24,7 @@ from duckrank._duckdb_sql import (batched_per_query, corrections, cut_views, lea
 from duckrank._library import configure, connect, holds_library, interruptible, load_as_guest, shared_cursor
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
-from duckrank.errors import DuckrankError, InputError, OptionError
+from duckrank.errors import DuckrankError, InputError, OptionError, one_per_line
 from duckrank.inputs import SUBTOPIC, StandardInput, read_table, stdin_problem
 from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
 from duckrank.options import CONVENTIONS
@@ -154,7 +154,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
     configure(con, threads, memory_limit, temp_dir)
     problems = option_problems(con, given, parsed)
     if problems:
-        raise OptionError("\n".join(problems))
+        raise OptionError(*one_per_line(problems))
     columns = {"query_id": query_col, "doc_id": doc_col, "score": score_col, "relevance": relevance_col,
                SUBTOPIC: subtopic_col}
     diverse = [(i, m) for i, m in enumerate(parsed) if m.metric.reads == "subtopics"]

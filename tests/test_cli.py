@@ -487,6 +487,26 @@ def test_an_error_names_the_option_as_each_front_door_spells_it(tmp_path):
                  "; name yours with --query-col\n")
 
 
+def test_a_bad_value_names_its_option_as_each_front_door_spells_it(data):
+    """A problem with a value given carries the option at fault (errors.Option), not text to be
+    parsed back: Python says "ties must ...", the command line its flag, "--ties must ..."; so do
+    the engine settings (threads) and compare's statistics (correction)."""
+    with pytest.raises(duckrank.OptionError) as caught:
+        duckrank.evaluate(str(data["qrels.csv"]), str(data["run.csv"]), ["map"], ties="random", empty="never")
+    assert str(caught.value).startswith("ties must be one of trec, "), caught.value
+    assert "\nempty must be one of zero, skip, nan; got 'never'" in str(caught.value)
+    assert [part.name for part in caught.value.parts if isinstance(part, duckrank.errors.Option)] == ["ties", "empty"]
+    assert_error(run("eval", data["qrels.csv"], data["run.csv"], "-m", "map", "--ties", "random", "--empty", "never"),
+                 2, "Error: --ties must be one of trec, ", "Error: --empty must be one of zero, skip, nan; got 'never'")
+    with pytest.raises(duckrank.OptionError, match=r"^threads must be a whole number from 1 to \d+; got 0$"):
+        duckrank.evaluate(str(data["qrels.csv"]), str(data["run.csv"]), ["map"], threads=0)
+    with pytest.raises(duckrank.OptionError, match=r"^correction 'holm' does not apply to test tukey"):
+        duckrank.compare(str(data["qrels.csv"]), [str(data["run.csv"]), str(data["run_b.csv"])], test="tukey",
+                         correction="holm")
+    assert_error(run("compare", data["qrels.csv"], data["run.csv"], data["run_b.csv"], "--test", "tukey",
+                     "--correction", "holm"), 2, "Error: --correction 'holm' does not apply to test tukey")
+
+
 def test_segments_with_by(data, tmp_path):
     devices = {"q1": "mobile", "q2": "desktop", "q4": "mobile"}
     segmented = write_csv(tmp_path / "segmented.csv", ["query_id", "doc_id", "score", "device"],

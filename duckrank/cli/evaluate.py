@@ -26,7 +26,7 @@ from duckrank.cli.common import (
     pick_format,
     progress_enabled,
 )
-from duckrank.cli.failures import as_flags, clean_message, handle_errors
+from duckrank.cli.failures import clean_message, handle_errors, spelled
 from duckrank.cli.options import (
     check_engine,
     column_options,
@@ -221,7 +221,7 @@ def eval_command(qrels, runs, measures, per_query, no_summary, std, judged_only,
     con = connect() if engine else shared_cursor()
     try:
         for problem in option_problems(con, conventions, parsed):
-            problems.add(as_flags(problem))
+            problems.add(spelled(problem))
         problems.raise_if_any()
     except BaseException:
         con.close()

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from duckrank.cli.common import CONVENTIONS
+from duckrank.errors import DuckrankError, Option, Problem
 
 # The word conventions as SQL quotes them (ties := 'x'), said as flags (--ties x).
 _WORD_CONVENTIONS = "|".join(c.name for c in CONVENTIONS if c.param.type == "text")
@@ -27,8 +28,6 @@ _WORD_CONVENTIONS = "|".join(c.name for c in CONVENTIONS if c.param.type == "tex
 def clean_message(message: Any) -> str:
     """A library message as the CLI says it: no prefixes, the options a duckrank error names
     (errors.Option) as the command's flags (--score-col)."""
-    from duckrank.errors import DuckrankError
-
     message = (message.spelled(flag) if isinstance(message, DuckrankError) else str(message)).strip()
     for prefix in ("duckrank: ", "Error: "):
         message = message.removeprefix(prefix)
@@ -45,26 +44,19 @@ def clean_message(message: Any) -> str:
     return message
 
 
-def flag(option: str) -> str:
-    """An option the library names (label_map), as the running command spells it: the flag its
-    options declare (--label-map), else as Python does (label_map=)."""
-    spelled = "--" + option.replace("_", "-")
+def flag(option: Option) -> str:
+    """An option the library names (label_map, rel_level), as the running command spells it: the
+    first flag of the option it declares under that name (--label-map, -l), else as Python does
+    (label_map=)."""
     context = click.get_current_context(silent=True)
-    declared = context is not None and any(spelled in param.opts for param in context.command.params)
-    return spelled if declared else f"{option}="
+    declared = [param.opts[0] for param in (context.command.params if context is not None else [])
+                if isinstance(param, click.Option) and param.name == option.name]
+    return declared[0] if declared else str(option)
 
 
-# The facade's option names as the command line spells them, for the SQL library's problems that
-# start with one ("ties must be one of ...": text, not an error's parts).
-OPTION_FLAGS = {**{c.name: c.flags[0] for c in CONVENTIONS}, "by": "--by", "threads": "--threads", "memory_limit": "--memory-limit",
-                **{name: f"--{name}" for name in ("permutations", "bootstrap", "seed", "confidence", "alpha",
-                                                  "correction", "test", "baseline")}}
-
-
-def as_flags(problem: str) -> str:
-    """The SQL library's "ties must be one of ..." as the CLI says it: "--ties must be one of ..."."""
-    name = problem.split(" ", 1)[0]
-    return OPTION_FLAGS[name] + problem[len(name):] if name in OPTION_FLAGS else clean_message(problem)
+def spelled(problem: str | Problem) -> str:
+    """A problem (a library's parts, or the command's own text) as the command line says it."""
+    return problem if isinstance(problem, str) else clean_message(DuckrankError(*problem))
 
 
 def handle_errors(function: Callable) -> Callable:
@@ -186,8 +178,8 @@ def _failed(error: Exception) -> None:
     try:
         raise error
     except (MeasureError, OptionError) as error:
-        # "ties must be one of ..." from the library, as the command line spells it: "--ties ..."
-        raise click.UsageError("\nError: ".join(as_flags(line) for line in clean_message(error).splitlines())) from None
+        # the options the library names, as the command line spells them: "--ties must be one of ..."
+        raise click.UsageError("\nError: ".join(clean_message(error).splitlines())) from None
     except DuckrankError as error:
         raise click.ClickException("\nError: ".join(clean_message(error).splitlines())) from None
     except BrokenPipeError:

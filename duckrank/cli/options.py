@@ -14,7 +14,7 @@ import click
 from duckrank import _output as output
 from duckrank import registry
 from duckrank.cli.common import CONVENTION_NOTES, CONVENTIONS, Problems
-from duckrank.cli.failures import as_flags, clean_message
+from duckrank.cli.failures import clean_message, spelled
 
 
 def read_measures(problems: Problems, measures: Sequence[str]) -> list[str]:
@@ -191,7 +191,7 @@ def check_engine(problems: Problems, threads: str | None, memory_limit: str | No
         settings["threads"] = problems.integer("--threads", threads)
     found = engine_problems(settings.get("threads"), memory_limit)
     for problem in found:
-        problems.add(as_flags(problem))
+        problems.add(spelled(problem))
     if found:
         settings.pop("threads", None)
     elif memory_limit is not None:

@@ -7,7 +7,7 @@ import click
 
 from duckrank import _output as output
 from duckrank.cli.common import CONTEXT_SETTINGS, Problems, check_output
-from duckrank.cli.failures import as_flags, clean_message, handle_errors
+from duckrank.cli.failures import clean_message, handle_errors
 from duckrank.cli.options import convention_options, read_conventions
 
 
@@ -63,7 +63,7 @@ def sql_command(output_path, dialect, measures, per_query, qrels_table, run_tabl
                              **conventions)
         except DuckrankError as error:
             for line in clean_message(error).splitlines():
-                problems.add(as_flags(line))
+                problems.add(line)
             problems.raise_if_any()
             raise
     else:

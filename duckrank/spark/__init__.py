@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from duckrank.errors import InputError, OptionError, listed, quoted_path
+from duckrank.errors import InputError, OptionError, listed, one_per_line, quoted_path
 
 # Options of duckrank.evaluate that the Spark engine honours; the rest are refused, never ignored.
 CONVENTION_OPTIONS = ("ties", "rel_level", "max_rank", "complete", "empty", "unjudged", "gain", "duplicates")
@@ -82,7 +82,7 @@ def _conventions(options: dict[str, Any], parsed: list) -> tuple[dict[str, Any],
     finally:
         con.close()
     if problems:
-        raise OptionError("\n".join(problems))
+        raise OptionError(*one_per_line(problems))
     conventions = {name: convention.param.default for name, convention in CONVENTIONS.items()}
     conventions.update({name: value for name, value in given.items() if name in CONVENTIONS})
     if conventions["ties"] == "input":
