@@ -109,6 +109,7 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
         from sqlglot import exp
 
         from duckrank import _inliner
+        from duckrank.lean import _shared as shared_subexpressions
         from duckrank.spark import _render
     except ImportError:
         raise OptionError("rendering Spark SQL needs sqlglot: pip install 'duckrank[spark]'") from None
@@ -118,13 +119,17 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
     for group, ranking in enumerate(ranking_passes(parsed, conventions)):
         indexes = ranking.measures
         empty = _render.spark_literal(conventions["empty"]).sql("duckdb")
-        expressions = [_render.measure_expression(
-            parsed[i].metric.per_query_value(parsed[i].aggregate_sql(), "q.num_rel", empty)) for i in indexes]
-        read = {dot.name for expression in expressions for dot in expression.find_all(exp.Dot)}
+        # a subtree several measures compute is computed once, under them (duckrank.lean's rule)
+        expressions, shared = shared_subexpressions([_render.measure_expression(
+            parsed[i].metric.per_query_value(parsed[i].aggregate_sql(), "q.num_rel", empty)).copy() for i in indexes])
+        read = {dot.name for expression in (*expressions, *shared) for dot in expression.find_all(exp.Dot)}
         # the first pass checks the data; the others read the same inputs
         ranked = _inliner.narrowed_docs(_render.ranked_query(tables[0], tables[1], labels[0], labels[1],
                                                             ranking.arguments,
                                                             checked=group == 0), read).sql("spark", pretty=pretty)
+        if shared:
+            ranked = (f"SELECT q.*{''.join(f', {_render.spark_sql(tree)} AS s{i}' for i, tree in enumerate(shared))}"
+                      f" FROM (\n{ranked}\n) q")
         columns = ", ".join(_render.spark_sql(expression) + f" AS m{i}" for i, expression in zip(indexes, expressions))
         stacked = ", ".join(f"{i}, CAST(NULL AS DOUBLE), m{i}" if parsed[i].metric.value == "text"
                             else f"{i}, m{i}, CAST(NULL AS STRING)" for i in indexes)
