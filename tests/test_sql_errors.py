@@ -221,4 +221,5 @@ def test_python_checks_only_the_given_options_in_the_macros_words(con, round_):
     expected = [macro("convention_problems", conventions), macro("option_problems", options)]
     assert any(expected), "a round that finds no problem tests nothing"
     found = con.execute(_checks_query([_given_sql(conventions), _given_sql(options)])).fetchone()[0]
-    assert found == expected
+    # one text per checked option (NULL where it has no problem), the macros' lines in their order
+    assert ["\n".join(text for text in texts if text) or None for texts in found] == expected
