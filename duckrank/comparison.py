@@ -200,7 +200,7 @@ def resolve_baseline(baseline: Any, runs: list[str]) -> str:
     if isinstance(baseline, int) and not isinstance(baseline, bool):
         if -len(runs) <= baseline < len(runs):
             return runs[baseline]
-        raise OptionError(f"baseline index {baseline} is out of range for {len(runs)} runs")
+        raise OptionError(*subject("baseline", f" index {baseline} is out of range for {len(runs)} runs"))
     text = str(baseline)
     if text in runs:
         return text
@@ -209,10 +209,10 @@ def resolve_baseline(baseline: Any, runs: list[str]) -> str:
         return matches[0]
     listed = ", ".join(repr(run) for run in runs)
     if matches:
-        raise OptionError(f"baseline {quoted_path(text)} matches several runs "
-                          f"({', '.join(map(quoted_path, matches))}); "
-                          f"give the full name (one of {listed})")
-    raise OptionError(f"baseline {quoted_path(text)} is not one of the runs ({listed})")
+        raise OptionError(*subject("baseline", f" {quoted_path(text)} matches several runs "
+                                               f"({', '.join(map(quoted_path, matches))}); "
+                                               f"give the full name (one of {listed})"))
+    raise OptionError(*subject("baseline", f" {quoted_path(text)} is not one of the runs ({listed})"))
 
 
 @interruptible

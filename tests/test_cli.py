@@ -507,6 +507,15 @@ def test_a_bad_value_names_its_option_as_each_front_door_spells_it(data):
                      "--correction", "holm"), 2, "Error: --correction 'holm' does not apply to test tukey")
 
 
+def test_an_option_kept_under_another_name_is_still_spelled_as_its_flag(tmp_path):
+    """--label's values go to `labels`: the option the library names (label) is still said as --label."""
+    log = write_csv(tmp_path / "events.csv", ["query_id", "doc_id", "score", "clicked", "bought"],
+                    [("q1", "d1", 0.5, 1, 2), ("q1", "d2", 0.4, 0, 0)])
+    assert_error(run("eval", "--log", log, "--label", "clicked", "--label", "bought", "--label-map",
+                     "clicked=1,bought=3", "-m", "nDCG@2"), 1,
+                 "event column 'bought' holds 2", "grade its values with one --label and --label-map instead")
+
+
 def test_segments_with_by(data, tmp_path):
     devices = {"q1": "mobile", "q2": "desktop", "q4": "mobile"}
     segmented = write_csv(tmp_path / "segmented.csv", ["query_id", "doc_id", "score", "device"],

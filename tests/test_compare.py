@@ -685,7 +685,7 @@ def test_cli_usage_errors_exit_2_and_report_everything(files):
                  "--permutations must be a whole number from 0 to 1000000", "--confidence must be a number strictly between",
                  "--correction must be one of holm, bh", "unknown measure 'nope@5'", "--format must be one of")
     assert_error(cli(files["qrels"], files["a"], files["b"], "-m", "num_ret"), 2, "compare tests means")
-    assert_error(cli(files["qrels"], files["a"], files["b"], "--baseline", "zzz"), 2, "baseline 'zzz'")
+    assert_error(cli(files["qrels"], files["a"], files["b"], "--baseline", "zzz"), 2, "--baseline 'zzz'")
 
 
 def test_cli_data_errors_exit_1(files, tmp_path):

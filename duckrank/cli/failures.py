@@ -45,13 +45,17 @@ def clean_message(message: Any) -> str:
 
 
 def flag(option: Option) -> str:
-    """An option the library names (label_map, rel_level), as the running command spells it: the
-    first flag of the option it declares under that name (--label-map, -l), else as Python does
-    (label_map=)."""
+    """An option the library names (label_map, rel_level, label), as the running command spells it:
+    the first flag of the option it declares under that name (--label-map, -l), else the flag of
+    that spelling it declares (--label, whose values go to `labels`), else as Python does (label_map=)."""
     context = click.get_current_context(silent=True)
-    declared = [param.opts[0] for param in (context.command.params if context is not None else [])
-                if isinstance(param, click.Option) and param.name == option.name]
-    return declared[0] if declared else str(option)
+    params = [param for param in (context.command.params if context is not None else [])
+              if isinstance(param, click.Option)]
+    named = [param.opts[0] for param in params if param.name == option.name]
+    spelled = "--" + option.name.replace("_", "-")
+    if named:
+        return named[0]
+    return spelled if any(spelled in param.opts for param in params) else str(option)
 
 
 def spelled(problem: str | Problem) -> str:
