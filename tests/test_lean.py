@@ -342,6 +342,12 @@ def test_shared_subexpressions_move_only_where_computed_for_every_row():
     # a subtree reading a lambda's variable, or another column than q's, stays
     assert shared("list_transform(q.docs, lambda d: ln(d) + ln(d))")[1] == []
     assert shared("ln(r.k) + ln(r.k)")[1] == []
+    # largest first: a place inside a subtree already moved goes with it, so ln(q.k) is left with one
+    # place of its own and stays; with two of its own it moves too (the larger one keeps its copy)
+    assert shared("ln(q.k) * q.a + 1", "ln(q.k) * q.a + 1", "ln(q.k) - 1") == (
+        ["q.s0", "q.s0", "LN(q.k) - 1"], ["LN(q.k) * q.a + 1"])
+    assert shared("ln(q.k) * q.a + 1", "ln(q.k) * q.a + 1", "ln(q.k) - 1", "ln(q.k) - 2") == (
+        ["q.s0", "q.s0", "q.s1 - 1", "q.s1 - 2"], ["LN(q.k) * q.a + 1", "LN(q.k)"])
 
 
 @pytest.mark.parametrize("setting", ["defaults", "ties=input,empty=skip,unjudged=skip,max_rank=2,duplicates=max",
