@@ -180,7 +180,7 @@ def _pass_template(relation: str, arguments: tuple[tuple[str, Any], ...], values
 
     ranked = _ranked(relation, arguments)
     constants = _constant_columns(ranked)
-    expressions, shared = _shared([_value(value, constants) for value in values])
+    expressions, shared = shared_subexpressions([_value(value, constants) for value in values])
     read = {dot.name for expression in (*expressions, *shared) for dot in expression.find_all(exp.Dot)}
     source = _duckdb(narrowed_docs(ranked.copy(), read))
     if shared:
@@ -189,7 +189,7 @@ def _pass_template(relation: str, arguments: tuple[tuple[str, Any], ...], values
     return f"SELECT q.query_id, q.num_rel{columns} FROM ({source}) q"
 
 
-def _shared(values: list[Any]) -> tuple[list[Any], list[Any]]:
+def shared_subexpressions(values: list[Any]) -> tuple[list[Any], list[Any]]:
     """(values, shared): the values with each subtree that they compute from the ranked row q in two
     or more places replaced by q.s0, q.s1, ..., and those subtrees, largest first. DuckDB binds every
     copy (empty_policy names its value three times, average precision its relevant ranks four), so

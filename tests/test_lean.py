@@ -324,12 +324,12 @@ def test_the_lean_relation_refuses_what_rank_queries_words(relations_con, proble
 
 
 def test_shared_subexpressions_move_only_where_computed_for_every_row():
-    """lean._shared computes a subtree once only when one of its places computes it for every row:
-    one that only CASE branches compute (a log of zero would raise) stays where it is."""
+    """lean.shared_subexpressions computes a subtree once only when one of its places computes it for
+    every row: one that only CASE branches compute (a log of zero would raise) stays where it is."""
     import sqlglot
 
     def shared(*values: str) -> tuple[list[str], list[str]]:
-        moved, subtrees = lean._shared([sqlglot.parse_one(value, read="duckdb") for value in values])
+        moved, subtrees = lean.shared_subexpressions([sqlglot.parse_one(value, read="duckdb") for value in values])
         return [tree.sql("duckdb") for tree in moved], [tree.sql("duckdb") for tree in subtrees]
 
     assert shared("CASE WHEN q.x = 0 THEN 0 ELSE ln(q.x) + ln(q.x) END") == (

@@ -109,7 +109,7 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
         from sqlglot import exp
 
         from duckrank import _inliner
-        from duckrank.lean import _shared as shared_subexpressions
+        from duckrank.lean import shared_subexpressions
         from duckrank.spark import _render
     except ImportError:
         raise OptionError("rendering Spark SQL needs sqlglot: pip install 'duckrank[spark]'") from None
