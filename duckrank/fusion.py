@@ -22,7 +22,7 @@ import duckdb
 from duckrank._checks import check_id_types
 from duckrank._library import fusion_cursor, interruptible
 from duckrank._sql import fresh_name, literal, quote_identifier
-from duckrank.errors import InputError, OptionError, quoted
+from duckrank.errors import InputError, Option, OptionError, Problem, one_per_line, quoted, subject
 from duckrank.evaluation import evaluate
 from duckrank.inputs import InputView, StandardInput, read_table
 from duckrank.peer_inputs import runs_and_names
@@ -32,13 +32,17 @@ from duckrank.registry import FUSION_METHODS, FUSION_NORM_ALIASES, FUSION_NORMS,
 METHOD_SPELLINGS = {spelling: method for method in FUSION_METHODS.values()
                     for spelling in (method.name, *method.aliases)}
 
+# Where a message sends the caller to have parameters chosen: optimize_fusion (the command line's
+# --optimize METRIC --qrels FILE).
+OPTIMIZE = Option("optimize_fusion", subject=True)
+
 
 def fusion_method(name: Any) -> FusionMethod:
     """The method a name spells (ranx's, or a comb* alias; any case)."""
     method = METHOD_SPELLINGS.get(str(name).strip().lower()) if isinstance(name, str) else None
     if method is None:
-        raise OptionError(f"method must be one of {', '.join(FUSION_METHODS)} (or comb_sum, combmnz, ... for the "
-                          f"Comb methods); got {quoted(name)}")
+        raise OptionError(*subject("method", f" must be one of {', '.join(FUSION_METHODS)} (or comb_sum, combmnz, ... "
+                                             f"for the Comb methods); got {quoted(name)}"))
     return method
 
 
@@ -57,38 +61,42 @@ def _number(value: Any) -> bool:
 
 
 def _problems(method: FusionMethod, norm: str, weights: Any, qrels: Any, params: dict[str, Any],
-              run_count: int, con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Every problem with the arguments, at once: unknown or missing parameters here, the values'
-    own rules as duckrank.fusion_problems (generated from the registry) words them."""
-    problems = [] if isinstance(norm, str) else [f"norm must be one of {', '.join(FUSION_NORMS)}; got {quoted(norm)}"]
+              run_count: int, con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """Every problem with the arguments, at once, each naming the options at fault (the command line
+    spells them as its flags): unknown or missing parameters here, the values' own rules as
+    duckrank.fusion_problems (generated from the registry) words them."""
+    problems: list[Problem] = [] if isinstance(norm, str) else [
+        subject("norm", f" must be one of {', '.join(FUSION_NORMS)}; got {quoted(norm)}")]
     for name in params:
         if name not in method.given:
             takes = f"takes {', '.join(method.given)}" if method.given else "takes no parameters"
-            problems.append(f"method {method.name} {takes} (besides norm); got {name}={quoted(params[name])}")
+            problems.append((f"method {method.name} {takes} (besides norm); got ", Option(name), quoted(params[name])))
     if "weights" in method.params and weights is None:
-        problems.append(f"method {method.name} needs weights: one per run ({run_count}), e.g. "
-                        f"{','.join(['0.5'] * run_count)}; or let optimize_fusion choose them")
+        problems.append((f"method {method.name} needs ", Option("weights", subject=True), f": one per run "
+                         f"({run_count}), e.g. {','.join(['0.5'] * run_count)}; or let ", OPTIMIZE, " choose them"))
     if weights is not None and "weights" not in method.params:
-        problems.append(f"method {method.name} takes no weights (the weighted ones are "
-                        f"{', '.join(m.name for m in FUSION_METHODS.values() if 'weights' in m.params)})")
+        problems.append((f"method {method.name} takes no weights (the weighted ones are "
+                         f"{', '.join(m.name for m in FUSION_METHODS.values() if 'weights' in m.params)})",))
     if weights is not None and "weights" in method.params:
         if not isinstance(weights, (list, tuple)) or not all(_number(w) for w in weights):
-            problems.append(f"weights must be a list of numbers, one per run; got {quoted(weights)}")
+            problems.append(subject("weights", f" must be a list of numbers, one per run; got {quoted(weights)}"))
         elif len(weights) != run_count:
-            problems.append(f"weights must be one per run: {run_count} runs, {len(weights)} weights given "
-                            f"({', '.join(map(str, weights))})")
+            problems.append(subject("weights", f" must be one per run: {run_count} runs, {len(weights)} weights "
+                                               f"given ({', '.join(map(str, weights))})"))
     if method.trained and qrels is None:
-        problems.append(f"method {method.name} learns from qrels: pass qrels (the training queries' judgments)")
+        problems.append((f"method {method.name} learns from qrels: pass ", Option("qrels", subject=True),
+                         " (the training queries' judgments)"))
     if qrels is not None and not method.trained:
         trained = ", ".join(m.name for m in FUSION_METHODS.values() if m.trained)
-        problems.append(f"method {method.name} learns nothing from qrels (those that do: {trained}); drop qrels")
+        problems.append((f"method {method.name} learns nothing from qrels (those that do: {trained}); drop ",
+                         Option("qrels", subject=True)))
     for name in method.given:
         if name != "weights" and params.get(name) is None and FUSION_PARAMS[name].default is None:
-            problems.append(f"method {method.name} needs {name}: {FUSION_PARAMS[name].doc} (ranx has no default; "
-                            f"optimize_fusion chooses one)")
+            problems.append((f"method {method.name} needs ", Option(name, subject=True), f": "
+                             f"{FUSION_PARAMS[name].doc} (ranx has no default; ", OPTIMIZE, " chooses one)"))
     for name, value in params.items():
         if name in method.given and value is not None and not _number(value):
-            problems.append(f"{name} must be a number; got {quoted(value)}")
+            problems.append(subject(name, f" must be a number; got {quoted(value)}"))
     if problems:
         return problems
     given = {"norm": norm, **({"weights": [float(w) for w in weights]} if weights is not None else {}),
@@ -96,8 +104,10 @@ def _problems(method: FusionMethod, norm: str, weights: Any, qrels: Any, params:
     arguments = "".join(f", {name} := {_sql_value(value)}" for name, value in given.items())
     found = con.execute(f"SELECT duckrank.fusion_problems({literal(method.name)}, {run_count}{arguments})"
                         ).fetchall()[0][0]
-    # the learnt parameters (MAPFuse's map_scores) come from the qrels later: not the caller's to give
-    return [line for line in (found or "").splitlines() if line.split(" ", 1)[0] not in method.learned]
+    # each line is "<parameter> must ..." (sql/75_fusion_methods.sql); the learnt parameters
+    # (MAPFuse's map_scores) come from the qrels later: not the caller's to give
+    named = [line.split(" ", 1) for line in (found or "").splitlines()]
+    return [subject(name, f" {rest}") for name, rest in named if name not in method.learned]
 
 
 def _sql_value(value: Any) -> str:
@@ -208,7 +218,7 @@ def fused_table(runs: Any, method: str, norm: str | None = "min-max", weights: l
     sources, table = _read_runs(con, runs, columns, literal, stdin)
     problems = _problems(chosen, norm, weights, qrels, params, len(sources), con)
     if problems:
-        raise OptionError("\n".join(problems))
+        raise OptionError(*one_per_line(problems))
     qrels_view = None
     if chosen.trained:
         qrels_columns = {key: value for key, value in {"query_id": query_col, "doc_id": doc_col,

@@ -260,9 +260,11 @@ def test_the_sql_macro_is_what_python_calls():
     (dict(method="rrf", k=-1), "k must be a number >= 0; got '-1'"),
     (dict(method="rrf", norm="minmax"), "norm must be one of min-max"),
     (dict(method="rrf", norm=3), "norm must be one of min-max"),
-    (dict(method="gmnz"), "method gmnz needs gamma"),
-    (dict(method="posfuse"), "method posfuse learns from qrels"),
-    (dict(method="rrf", qrels={"q": {"a": 1}}), "method rrf learns nothing from qrels"),
+    (dict(method="gmnz"), "method gmnz needs gamma: "),
+    (dict(method="wsum"), "method wsum needs weights: one per run (2), e.g. 0.5,0.5; or let optimize_fusion choose"),
+    (dict(method="posfuse"), "method posfuse learns from qrels: pass qrels (the training queries' judgments)"),
+    (dict(method="rrf", qrels={"q": {"a": 1}}), "method rrf learns nothing from qrels (those that do: posfuse"),
+    (dict(method="rrf", qrels={"q": {"a": 1}}), "); drop qrels"),
 ])
 def test_bad_arguments_are_named(call, message):
     runs = [{"q": {"a": 1.0}}, {"q": {"b": 2.0}}]
@@ -365,15 +367,22 @@ def test_cli_optimize_prints_the_choice(run_files, tmp_path):
     (["--method", "wsum", "--weights", "1,2,3"], "--weights must be one per run: 2 runs, 3 weights given"),
     (["--method", "rrf", "--param", "k=-1"], "--param k must be a number >= 0; got '-1'"),
     (["--method", "rrf", "--param", "zz=1"], "--param must be NAME=VALUE with NAME one of"),
-    (["--method", "gmnz"], "needs gamma"),
+    (["--method", "gmnz"], "method gmnz needs --param gamma: "),
+    (["--method", "gmnz"], "(ranx has no default; --optimize METRIC --qrels FILE chooses one)"),
+    (["--method", "wsum"], "method wsum needs --weights: one per run (2), e.g. 0.5,0.5; or let --optimize METRIC "
+                           "--qrels FILE choose them"),
+    (["--method", "posfuse"], "method posfuse learns from qrels: pass --qrels (the training queries' judgments)"),
+    (["--method", "rrf", "--qrels", "QRELS"], "); drop --qrels"),
+    (["--method", "rrf", "--norm", "nope"], "--norm must be one of min-max"),
     (["--method", "rrf", "--optimize", "ndcg@10"], "--optimize scores the trials on judgments: add --qrels"),
     (["--method", "wsum", "--weights", "1,2", "--param", "k=2"], "method wsum takes weights (besides norm); got --param k=2"),
     (["--method", "rrf", "--weights", "1,2"], "method rrf takes no weights"),
 ])
 def test_cli_bad_options_exit_2_naming_them_and_write_nothing(run_files, tmp_path, args, message):
     _runs, paths = run_files
-    target = tmp_path / "fused.parquet"
-    result = run("fuse", *paths, *args, "-o", target)
+    target, qrels = tmp_path / "fused.parquet", tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    result = run("fuse", *paths, *[qrels if arg == "QRELS" else arg for arg in args], "-o", target)
     assert result.exit_code == 2
     assert message in result.stderr
     assert not target.exists()

@@ -25,10 +25,10 @@ from duckrank.errors import DuckrankError, Option, Problem
 _WORD_CONVENTIONS = "|".join(c.name for c in CONVENTIONS if c.param.type == "text")
 
 
-def clean_message(message: Any) -> str:
+def clean_message(message: Any, spell: Callable[[Option], str] | None = None) -> str:
     """A library message as the CLI says it: no prefixes, the options a duckrank error names
-    (errors.Option) as the command's flags (--score-col)."""
-    message = (message.spelled(flag) if isinstance(message, DuckrankError) else str(message)).strip()
+    (errors.Option) as the command's flags (--score-col), or as `spell` says them."""
+    message = (message.spelled(spell or flag) if isinstance(message, DuckrankError) else str(message)).strip()
     for prefix in ("duckrank: ", "Error: "):
         message = message.removeprefix(prefix)
     # The one regexp left: the SQL library's messages (DuckDB's errors carry them) are text, naming a

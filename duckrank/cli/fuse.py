@@ -3,8 +3,6 @@ duckrank.fusion (the methods and their parameters are duckrank.registry.FUSION_M
 
 from __future__ import annotations
 
-import re
-
 import click
 
 from duckrank import _output as output
@@ -16,8 +14,9 @@ from duckrank.cli.common import (
     facade_format,
     table_format_from_extension,
 )
-from duckrank.cli.failures import clean_message, handle_errors
+from duckrank.cli.failures import clean_message, flag, handle_errors
 from duckrank.cli.options import column_options
+from duckrank.errors import Option
 from duckrank.registry import FUSION_METHODS, FUSION_NORMS, FUSION_PARAMS
 
 PARAMETERS = sorted({p for method in FUSION_METHODS.values() for p in method.given if p != "weights"})
@@ -65,7 +64,7 @@ def fuse_command(runs, method, norm, weights, params, qrels, optimize, target, t
     try:
         chosen = fusion_method(method)
     except OptionError as error:
-        problems.add(f"--method{str(error).removeprefix('method')}")
+        problems.add(clean_message(error))
         chosen = None
     weight_list = _weights(problems, weights)
     values = _params(problems, params)
@@ -94,7 +93,7 @@ def fuse_command(runs, method, norm, weights, params, qrels, optimize, target, t
         con, table = fusion.fused_table(list(runs), chosen.name, norm, weight_list, learning_qrels, **options,
                                         **values)
     except OptionError as error:
-        raise OptionError("\n".join(_as_flags(line) for line in clean_message(error).splitlines())) from None
+        raise OptionError(clean_message(error, _flag)) from None
     with output.atomic_path(target) as tmp:
         inputs.write_table(con, table, tmp, facade_format(to_fmt, "run"))
 
@@ -132,17 +131,14 @@ def _params(problems: Problems, given: tuple[str, ...]) -> dict[str, float | int
     return values
 
 
-def _as_flags(line: str) -> str:
-    """A facade problem as the command line says it: weights= is --weights, k is --param k."""
-    line = clean_message(line)
-    name = line.split(" ", 1)[0]
-    if name in ("weights", "norm"):
-        return f"--{line}"
-    if name in PARAMETERS:
-        return f"--param {line}"
-    line = re.sub(rf"; got ({'|'.join(PARAMETERS)})=", r"; got --param \1=", line)
-    for facade, flags in ((": pass qrels", ": pass --qrels FILE"), ("; drop qrels", "; drop --qrels"),
-                          ("let optimize_fusion choose them", "let --optimize METRIC --qrels FILE choose them"),
-                          ("optimize_fusion chooses one", "--optimize METRIC --qrels FILE chooses one")):
-        line = line.replace(facade, flags)
-    return line
+def _flag(option: Option) -> str:
+    """An option fusion names, as this command spells it: a method's parameter is --param NAME (k is
+    --param k=, as given), optimize_fusion is --optimize METRIC --qrels FILE; the rest are the flags
+    of their names (--weights, --norm, --qrels)."""
+    from duckrank.fusion import OPTIMIZE  # on a failure only: importing fusion loads duckdb
+
+    if option.name in PARAMETERS:
+        return f"--param {option}"
+    if option.name == OPTIMIZE.name:
+        return "--optimize METRIC --qrels FILE"
+    return flag(option)
