@@ -218,6 +218,24 @@ def test_several_runs_in_one_pass():
     assert {row[0] for row in rows} == {"good", "reversed"}
 
 
+def test_calls_leave_no_view_behind_in_duckranks_shared_database():
+    """Each call's views are its cursor's (temporary): a notebook loop of calls does not grow the
+    shared database's catalog (relation.create_view's persistent views did, about 20 KB a call)."""
+    from duckrank._library import shared_cursor
+
+    qrels, run = _sample_frames()
+    as_lists = pa.table({"query_id": ["q001"], "doc_id": [["d1", "d2"]]})
+    big_scores = run.set_column(2, "score", pa.array(range(run.num_rows), pa.int64()))
+    for current in (run, as_lists, big_scores, RUN):
+        duckrank.evaluate(qrels, current, ["map"])
+        duckrank.evaluate(qrels, current, ["map"], per_query=True).fetchall()
+    cursor = shared_cursor()
+    left = cursor.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary "
+                          "AND database_name = current_database()").fetchall()
+    cursor.close()
+    assert left == []
+
+
 def test_connect_loads_the_macros_for_hand_written_sql():
     con = duckrank.connect()
     value = con.execute(f"SELECT avg(value) FROM duckrank.\"ndcg\"('{QRELS}', '{RUN}', k := 10)").fetchall()[0][0]

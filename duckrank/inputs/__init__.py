@@ -19,7 +19,7 @@ from duckrank._library import memory_problem
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank.errors import InputError, Option, OptionError, listed, quoted
 from duckrank.inputs.columns import (COLUMN_OPTIONS, HELD_BY_DOUBLE, NUMERIC, STANDARD_COLUMNS, SUBTOPIC,
-                                     check_scores_held, label_expression, long_run)
+                                     check_scores_held, label_expression, long_run, temp_view)
 from duckrank.inputs.paths import (FORMATS, Source, detect_format, error_line, exists, files_of, format_of,
                                    StandardInput, is_glob, is_stdin, source_of, stdin_problem)
 from duckrank.inputs.trec import read_trec
@@ -227,7 +227,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     if keep_run_id and "run_id" not in (extra or []):
         selected.append(f"CAST({quote_identifier('run_id')} AS VARCHAR) AS run_id")
     view = fresh_name(kind)
-    relation.project(", ".join(selected)).create_view(view)
+    temp_view(con, view, relation, ", ".join(selected))
     types = {std: available[given] for std, given in mapping.items()}
     if read.source is not None and read.source.stdin:
         stdin.read_as(kind)
@@ -267,7 +267,7 @@ def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | No
     doc_expression = (f"CAST({quote_identifier(doc)} AS VARCHAR)" if doc_type.upper().startswith("ENUM")
                       else quote_identifier(doc))
     view = fresh_name("items")
-    relation.project(f"{doc_expression} AS doc_id, {expression} AS features").create_view(view)
+    temp_view(con, view, relation, f"{doc_expression} AS doc_id, {expression} AS features")
     bad_row = con.sql(f"SELECT doc_id FROM {quote_identifier(view)} WHERE features IS NULL "
                       f"OR list_contains(list_transform(features, lambda v: v IS NULL OR NOT isfinite(v)), true) "
                       f"OR len(features) <> (SELECT max(len(features)) FROM {quote_identifier(view)}) LIMIT 1").fetchall()
