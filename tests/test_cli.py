@@ -487,6 +487,30 @@ def test_an_error_names_the_option_as_each_front_door_spells_it(tmp_path):
                  "; name yours with --query-col\n")
 
 
+def test_qrels_and_run_given_in_each_others_place_are_said_to_be_swapped(tmp_path):
+    """The usual slip, the run first: the message says the qrels come first (trec_eval's order)
+    before it offers the column option, at both doors and for TREC text too; a file that merely
+    lacks the column gets the column option alone."""
+    swapped = "if the qrels and the run are swapped, give the qrels first, then the run (trec_eval's order); else"
+    qrels = write_csv(tmp_path / "qrels.csv", ["query_id", "doc_id", "relevance"], [("q1", "d1", 1)])
+    run_file = write_csv(tmp_path / "run.csv", ["query_id", "doc_id", "score"], [("q1", "d1", 1.0)])
+    with pytest.raises(duckrank.InputError) as caught:
+        duckrank.evaluate(str(run_file), str(qrels), ["map"])
+    assert str(caught.value).endswith(f"'score', as a run has: {swapped} name yours with relevance_col=")
+    assert_error(run("eval", run_file, qrels, "-m", "map"), 1, f"as a run has: {swapped} name yours with --relevance-col")
+    assert_error(run("eval", qrels, qrels, "-m", "map"), 1,
+                 f"run '{qrels}' has no column 'score'; its columns are 'query_id', 'doc_id', 'relevance', as qrels "
+                 f"have: {swapped} name yours with --score-col")
+    trec_run, trec_qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    trec_run.write_text("q1 Q0 d1 1 2.0 tag\n")
+    trec_qrels.write_text("q1 0 d1 1\n")
+    assert_error(run("eval", trec_run, trec_qrels, "-m", "map"), 1, swapped)
+    unnamed = write_csv(tmp_path / "grades.csv", ["query_id", "doc_id", "grade"], [("q1", "d1", 1)])
+    stderr = assert_error(run("eval", unnamed, run_file, "-m", "map"), 1,
+                          "its columns are 'query_id', 'doc_id', 'grade'; name yours with --relevance-col")
+    assert "swapped" not in stderr
+
+
 def test_a_bad_value_names_its_option_as_each_front_door_spells_it(data):
     """A problem with a value given carries the option at fault (errors.Option), not text to be
     parsed back: Python says "ties must ...", the command line its flag, "--ties must ..."; so do

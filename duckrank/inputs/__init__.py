@@ -190,7 +190,8 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     if missing:
         options = sorted({COLUMN_OPTIONS[std] for std, given in mapping.items() if given not in available})
         raise InputError(f"{label} has no column {', '.join(missing)}; its columns are "
-                         f"{', '.join(quoted(c) for c in available)}; name yours with ", *listed(options))
+                         f"{', '.join(quoted(c) for c in available)}{_swapped(kind, mapping, available) or ';'} "
+                         f"name yours with ", *listed(options))
     selected = []
     for std, given in mapping.items():
         column_type = available[given]
@@ -236,6 +237,23 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     return InputView(view, kind, read.shown, types, keep_run_id and not read.trec,
                      read.name if kind == "run" else None, inner_view, read.given)
 
+
+
+# The column only the other of qrels and run has: qrels given where a run is expected (or the
+# reverse) show it, the usual slip of an argument order.
+_OTHERS_COLUMN = {"qrels": ("relevance", "score", "a run has"), "run": ("score", "relevance", "qrels have")}
+
+
+def _swapped(kind: str, mapping: dict[str, str], available: dict[str, str]) -> str:
+    """A hint when an input lacks its own value column under its standard name but has the other
+    input's: the qrels and the run given in each other's place."""
+    if kind not in _OTHERS_COLUMN:
+        return ""
+    own, other, whose = _OTHERS_COLUMN[kind]
+    if mapping.get(own) != own or own in available or other not in available or "rank" in available:
+        return ""
+    return (f", as {whose}: if the qrels and the run are swapped, give the qrels first, then the run "
+            f"(trec_eval's order); else")
 
 
 def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | None = None,
