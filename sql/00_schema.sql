@@ -71,10 +71,11 @@ CREATE OR REPLACE MACRO duckrank.empty_policy_text(value, num_rel, empty) AS
     CASE WHEN num_rel > 0 OR empty <> 'skip' THEN value END;
 COMMENT ON MACRO duckrank.empty_policy_text IS 'apply the empty-relevance policy to a per-query text value: skip drops it';
 
--- trec_eval's gm_map / gm_bpref: geometric mean with values floored at 1e-5.
+-- trec_eval's gm_map / gm_bpref: geometric mean with values floored at 1e-5. A NULL (no value)
+-- stays NULL, so that the aggregate leaves it out as avg() does (greatest() alone would floor it).
 CREATE OR REPLACE MACRO duckrank.log_floored(value) AS
-    ln(greatest(value, 0.00001));
-COMMENT ON MACRO duckrank.log_floored IS 'ln(max(value, 1e-5)): what trec_eval''s gm_map averages';
+    CASE WHEN value IS NOT NULL THEN ln(greatest(value, 0.00001)) END;
+COMMENT ON MACRO duckrank.log_floored IS 'ln(max(value, 1e-5)), NULL for NULL: what trec_eval''s gm_map averages';
 
 CREATE OR REPLACE MACRO duckrank.geometric_mean(value) AS
     exp(avg(duckrank.log_floored(value)));

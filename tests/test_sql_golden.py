@@ -690,8 +690,10 @@ def test_iprec_uses_trec_eval_10_rounding(con):
 
 
 def test_geometric_mean_is_trec_gm_map(con):
-    rows = con.execute("SELECT duckrank.geometric_mean(v) FROM (VALUES (0.5), (0.0)) t(v)").fetchall()
+    """0 is floored at 1e-5; a NULL is no query, left out as avg() leaves it out (not floored)."""
+    rows = con.execute("SELECT duckrank.geometric_mean(v) FROM (VALUES (0.5), (0.0), (NULL)) t(v)").fetchall()
     assert rows[0][0] == pytest.approx(math.exp((math.log(0.5) + math.log(1e-5)) / 2), abs=1e-15)
+    assert con.execute("SELECT duckrank.geometric_mean(NULL::DOUBLE)").fetchall() == [(None,)]
 
 
 def test_log_metrics_by_hand(con):
