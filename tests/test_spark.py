@@ -209,6 +209,26 @@ def test_bad_data_is_duckranks_message(spark, tmp_path):
     assert "has 2 rows for query_id 'q1', doc_id 'd1'" in str(error)
 
 
+def test_missing_columns_are_the_duckdb_engines_message(spark, tmp_path):
+    """An input without a column says what the DuckDB engine says (one function words it for both):
+    the qrels and the run swapped, or the one option that names the column that is missing."""
+    import duckrank
+    from duckrank import InputError
+    from duckrank import spark as duckrank_spark
+
+    qrels, run = tmp_path / "qrels.parquet", tmp_path / "run.parquet"
+    duckdb.sql(f"COPY (SELECT 'q1' AS query_id, 'd1' AS doc_id, 1 AS relevance) TO '{qrels}' (FORMAT parquet)")
+    duckdb.sql(f"COPY (SELECT 'q1' AS query_id, 'd1' AS doc_id, 1.0 AS points) TO '{run}' (FORMAT parquet)")
+    for first, second, options in ((run, qrels, {}), (qrels, run, {}), (qrels, run, {"score_col": "pts"})):
+        with pytest.raises(InputError) as on_duckdb:
+            duckrank.evaluate(str(first), str(second), ["map"], **options)
+        with pytest.raises(InputError) as on_spark:
+            duckrank_spark.evaluate(spark, str(first), str(second), ["map"], **options)
+        assert str(on_spark.value) == str(on_duckdb.value)
+    assert "has no column 'score' (from 'pts'); its columns are 'query_id', 'doc_id', 'points'; name yours with " \
+           "score_col=" == str(on_spark.value).split(f"run '{run}' ")[1]
+
+
 def test_cli_engine_spark(spark, inputs):
     """duckrank eval --engine spark -m all_trec -q --format trec prints the DuckDB engine's bytes,
     relstring's text included (the session is reused)."""

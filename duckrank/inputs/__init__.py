@@ -17,9 +17,10 @@ import duckdb
 from duckrank import peer_inputs
 from duckrank._library import memory_problem
 from duckrank._sql import fresh_name, quote_identifier
-from duckrank.errors import InputError, Option, OptionError, listed, quoted
+from duckrank.errors import InputError, Option, OptionError, quoted
 from duckrank.inputs.columns import (COLUMN_OPTIONS, HELD_BY_DOUBLE, NUMERIC, STANDARD_COLUMNS, SUBTOPIC,
-                                     check_scores_held, label_expression, long_run, temp_view)
+                                     check_scores_held, label_expression, long_run,
+                                     missing_columns_problem, temp_view)
 from duckrank.inputs.paths import (FORMATS, Source, detect_format, error_line, exists, files_of, format_of,
                                    StandardInput, is_glob, is_stdin, source_of, stdin_problem)
 from duckrank.inputs.trec import read_trec
@@ -185,13 +186,9 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     if kind == "run":
         relation, mapping, inner_view = long_run(con, relation, label, mapping, score_named=bool(columns.get("score")))
     available = dict(zip(relation.columns, (str(t) for t in relation.types)))
-    missing = [quoted(std) + (f" (from {quoted(given)})" if given != std else "")
-               for std, given in mapping.items() if given not in available]
+    missing = missing_columns_problem(label, kind, mapping, available)
     if missing:
-        options = sorted({COLUMN_OPTIONS[std] for std, given in mapping.items() if given not in available})
-        raise InputError(f"{label} has no column {', '.join(missing)}; its columns are "
-                         f"{', '.join(quoted(c) for c in available)}{_swapped(kind, mapping, available) or ';'} "
-                         f"name yours with ", *listed(options))
+        raise InputError(*missing)
     selected = []
     for std, given in mapping.items():
         column_type = available[given]
@@ -237,23 +234,6 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     return InputView(view, kind, read.shown, types, keep_run_id and not read.trec,
                      read.name if kind == "run" else None, inner_view, read.given)
 
-
-
-# The column only the other of qrels and run has: qrels given where a run is expected (or the
-# reverse) show it, the usual slip of an argument order.
-_OTHERS_COLUMN = {"qrels": ("relevance", "score", "a run has"), "run": ("score", "relevance", "qrels have")}
-
-
-def _swapped(kind: str, mapping: dict[str, str], available: dict[str, str]) -> str:
-    """A hint when an input lacks its own value column under its standard name but has the other
-    input's: the qrels and the run given in each other's place."""
-    if kind not in _OTHERS_COLUMN:
-        return ""
-    own, other, whose = _OTHERS_COLUMN[kind]
-    if mapping.get(own) != own or own in available or other not in available or "rank" in available:
-        return ""
-    return (f", as {whose}: if the qrels and the run are swapped, give the qrels first, then the run "
-            f"(trec_eval's order); else")
 
 
 def read_items(con: duckdb.DuckDBPyConnection, source: Any, *, doc_col: str | None = None,

@@ -4,6 +4,7 @@ the values' types."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import duckdb
@@ -11,7 +12,7 @@ import duckdb
 from duckrank._library import load_input_macros
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
-from duckrank.errors import InputError, Option, OptionError, quoted
+from duckrank.errors import InputError, Option, OptionError, listed, quoted
 
 STANDARD_COLUMNS = {
     "run": ("query_id", "doc_id", "score"),
@@ -29,6 +30,30 @@ COLUMN_OPTIONS = {"query_id": "query_col", "doc_id": "doc_col", "score": "score_
                   "relevance": "relevance_col", "label": "label", SUBTOPIC: "subtopic_col"}
 NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
            "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL", "BOOLEAN")
+
+
+# The value column only the other of qrels and run has, and what a message calls its owner:
+# qrels given where a run is expected (or the reverse) show it, the usual slip of an argument order.
+_OTHERS_COLUMN = {"qrels": ("relevance", "score", "a run has"), "run": ("score", "relevance", "qrels have")}
+
+
+def missing_columns_problem(label: str, kind: str, mapping: dict[str, str],
+                            available: Iterable[str]) -> list[str | Option] | None:
+    """The message parts saying which of the standard columns `mapping` reads (standard name ->
+    the input's) the input lacks, its columns, and the options that name them; or None. Both engines
+    say it. When the input lacks its own value column but has the other input's, the qrels and the
+    run were given in each other's place: that is said first."""
+    available = list(available)
+    lacking = {std: given for std, given in mapping.items() if given not in available}
+    if not lacking:
+        return None
+    named = ", ".join(quoted(std) + (f" (from {quoted(given)})" if given != std else "") for std, given in lacking.items())
+    own, other, whose = _OTHERS_COLUMN.get(kind, (None, None, None))
+    swapped = own in lacking and lacking[own] == own and other in available and "rank" not in available
+    hint = (f", as {whose}: if the qrels and the run are swapped, give the qrels first, then the run "
+            f"(trec_eval's order); else" if swapped else ";")
+    return [f"{label} has no column {named}; its columns are {', '.join(quoted(c) for c in available)}{hint} "
+            f"name yours with ", *listed(sorted({COLUMN_OPTIONS[std] for std in lacking}))]
 
 
 def temp_view(con: duckdb.DuckDBPyConnection, name: str, relation: duckdb.DuckDBPyRelation, select: str = "*") -> None:

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from duckrank.errors import InputError, OptionError, listed, one_per_line, quoted_path
+from duckrank.errors import InputError, OptionError, one_per_line, quoted_path
 
 # Options of duckrank.evaluate that the Spark engine honours; the rest are refused, never ignored.
 CONVENTION_OPTIONS = ("ties", "rel_level", "max_rank", "complete", "empty", "unjudged", "gain", "duplicates")
@@ -257,10 +257,10 @@ def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None], fm
         raise InputError(f"run {label!r} holds its rankings as lists (column {lists[0]!r}), which the Spark engine "
                          f"does not read; use the DuckDB engine, or write the long form first with "
                          f"`duckrank convert` (query_id, doc_id, score)")
-    missing = [given for given in mapping.values() if given not in types]
-    if missing:
-        raise InputError(f"{kind} {label!r} has no column {', '.join(repr(m) for m in missing)}; its columns are "
-                         f"{', '.join(repr(c) for c in types)}; name yours with ", *listed(COLUMN_OPTIONS))
+    if any(given not in types for given in mapping.values()):
+        from duckrank.inputs.columns import missing_columns_problem
+
+        raise InputError(*missing_columns_problem(f"{kind} {label!r}", kind, mapping, types))
     for std in wanted[2:]:
         if types[mapping[std]] in ("string", "binary", "boolean") or types[mapping[std]].startswith(("array", "struct")):
             raise InputError(f"{kind} {label!r}: column {mapping[std]!r} holds {types[mapping[std]]}, but {std} must be "
