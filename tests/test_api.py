@@ -236,6 +236,17 @@ def test_calls_leave_no_view_behind_in_duckranks_shared_database():
     assert left == []
 
 
+def test_frames_evaluate_on_a_callers_database_file(tmp_path):
+    """con= a database file, inputs in memory: the input views are the cursor's (temporary), so the
+    file never has to store a view of a Python object (a persistent view of one was refused by
+    DuckDB, and the call failed), and nothing is left in it."""
+    qrels, run = pq.read_table(QRELS).to_pandas(), pq.read_table(RUN).to_pandas()
+    con = duckdb.connect(str(tmp_path / "mine.duckdb"))
+    assert duckrank.evaluate(qrels, run, ["map", "ndcg@10"], con=con) == duckrank.evaluate(qrels, run, ["map", "ndcg@10"])
+    assert con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall() == []
+    con.close()
+
+
 def test_connect_loads_the_macros_for_hand_written_sql():
     con = duckrank.connect()
     value = con.execute(f"SELECT avg(value) FROM duckrank.\"ndcg\"('{QRELS}', '{RUN}', k := 10)").fetchall()[0][0]
