@@ -30,6 +30,9 @@ COLUMN_OPTIONS = {"query_id": "query_col", "doc_id": "doc_col", "score": "score_
                   "relevance": "relevance_col", "label": "label", SUBTOPIC: "subtopic_col"}
 NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
            "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL", "BOOLEAN")
+# Score types whose every value a DOUBLE holds exactly: no need to look for scores that would tie.
+HELD_BY_DOUBLE = ("TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER", "FLOAT", "DOUBLE", "REAL",
+                  "BOOLEAN")
 
 
 # The value column only the other of qrels and run has, and what a message calls its owner:
@@ -62,11 +65,6 @@ def temp_view(con: duckdb.DuckDBPyConnection, name: str, relation: duckdb.DuckDB
     KB a call, 6,000 views after 3,000 calls in one notebook), and it costs three times as much."""
     con.execute(f"CREATE TEMP VIEW {quote_identifier(name)} AS SELECT {select} FROM ({relation.sql_query()})"
                 ).fetchall()
-
-
-# Score types whose every value a DOUBLE holds exactly: no need to look for scores that would tie.
-HELD_BY_DOUBLE = ("TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER", "FLOAT", "DOUBLE", "REAL",
-                  "BOOLEAN")
 
 
 def check_scores_held(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, kind: str, label: str,
