@@ -126,6 +126,29 @@ def test_bad_peer_inputs_are_named():
         duckrank.evaluate(qrels, [Qrel("q00", "d", 1)], ["map"])
 
 
+def test_a_run_given_as_the_qrels_is_refused_not_scored():
+    """Dicts and records lose the column names that tell a run from qrels: a run's fractional scores
+    in the qrels' place would be scored as grades without a word. Qrels in these forms hold integer
+    grades, as pytrec_eval requires (ranx truncates), so a fractional one is refused, naming the
+    swap; whole-number floats are grades; a table keeps fractional grades."""
+    from ir_measures import Qrel
+
+    qrels, run = {"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 2.0}}, {"q1": {"d1": 0.5, "d2": 1.7}, "q2": {"d1": 0.1}}
+    swapped = "if these are a run's scores, the qrels and the run are swapped: give the qrels first, then the run"
+    with pytest.raises(InputError, match=r"qrels \(dict\): query_id 'q1', doc_id 'd1' has relevance 0\.5, not a whole "
+                                         r"number: qrels as dicts or records hold integer grades") as caught:
+        duckrank.evaluate(run, qrels, ["map"])
+    assert swapped in str(caught.value)
+    with pytest.raises(InputError, match=r"qrels \(list\): query_id 'q1', doc_id 'd' has relevance 1\.5, not a whole"):
+        duckrank.evaluate([Qrel("q1", "d", 1.5)], run, ["map"])
+    as_dict = duckrank.evaluate(qrels, run, ["map", "ndcg"])
+    rows = [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
+    assert as_dict == duckrank.evaluate(pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"]), run,
+                                        ["map", "ndcg"])
+    fractional = pd.DataFrame([("q1", "d1", 0.5), ("q1", "d2", 1.5)], columns=["query_id", "doc_id", "relevance"])
+    assert duckrank.evaluate(fractional, run, ["ndcg"])["ndcg"] > 0
+
+
 def test_empty_inputs_score_as_ir_measures_scores_them():
     """An empty run scores every qrels query 0 with complete (ir_measures' providers score every
     qrels query); empty qrels, or an empty run without complete, score nothing: no per-query rows,
