@@ -257,10 +257,11 @@ def _view(spark: Any, source: Any, kind: str, columns: dict[str, str | None], fm
         raise InputError(f"run {label!r} holds its rankings as lists (column {lists[0]!r}), which the Spark engine "
                          f"does not read; use the DuckDB engine, or write the long form first with "
                          f"`duckrank convert` (query_id, doc_id, score)")
-    if any(given not in types for given in mapping.values()):
-        from duckrank.inputs.columns import missing_columns_problem
+    from duckrank.inputs.columns import missing_columns_problem
 
-        raise InputError(*missing_columns_problem(f"{kind} {label!r}", kind, mapping, types))
+    missing = missing_columns_problem(f"{kind} {label!r}", kind, mapping, types)
+    if missing:
+        raise InputError(*missing)
     for std in wanted[2:]:
         if types[mapping[std]] in ("string", "binary", "boolean") or types[mapping[std]].startswith(("array", "struct")):
             raise InputError(f"{kind} {label!r}: column {mapping[std]!r} holds {types[mapping[std]]}, but {std} must be "
