@@ -206,6 +206,35 @@ def narrowed_docs(query: exp.Expression, read: set[str]) -> exp.Expression:
     return query
 
 
+def ranked_column(node: exp.Expression) -> str | None:
+    """The name of the ranked row's column that node reads, as a value writes it (q.num_rel) or as a
+    macro's body inlined over q does (duckrank.ndcg_of(q, ...) reads q.ideal as a field of q); None
+    if node reads none."""
+    if isinstance(node, exp.Column) and node.table == "q":
+        return node.name
+    if isinstance(node, exp.Dot) and isinstance(node.this, exp.Column) and not node.this.table \
+            and node.this.name == "q":
+        return node.expression.name
+    return None
+
+
+def constant_columns(ranked: exp.Expression) -> dict[str, exp.Expression]:
+    """The ranked relation's columns that are one literal for every row once the options are
+    literals (tie_rule, all_docs), by name."""
+    return {projection.alias: projection.this for projection in ranked.expressions
+            if isinstance(projection, exp.Alias) and isinstance(projection.this, (exp.Literal, exp.Boolean))}
+
+
+def with_constant_columns(value: exp.Expression, constants: dict[str, exp.Expression]) -> exp.Expression:
+    """A per-query value over the ranked row `q` with its reads of q's constant columns replaced by
+    their literals, then folded: a measure's refusal of ties := 'average' (CASE WHEN q.tie_rule =
+    'average' THEN error(...)) goes under any other tie rule, and so do the branches of all_docs."""
+    def constant(node: exp.Expression) -> exp.Expression:
+        name = ranked_column(node)
+        return constants[name].copy() if name in constants else node
+    return fold_options(value.transform(constant, copy=False))
+
+
 def fold_options(tree: exp.Expression) -> exp.Expression:
     """The option branches folded bottom up (what sqlglot's simplify does for them, in a fraction of
     its time, and what it leaves): a comparison or IN of literals, IS NULL of a literal, NOT, AND and

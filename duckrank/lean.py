@@ -176,10 +176,10 @@ def _pass_template(relation: str, arguments: tuple[tuple[str, Any], ...], values
     """pass_sql over RUN_VIEW and QRELS_VIEW, a gain map as sorted pairs."""
     from sqlglot import exp
 
-    from duckrank._inliner import narrowed_docs
+    from duckrank._inliner import constant_columns, narrowed_docs
 
     ranked = _ranked(relation, arguments)
-    constants = _constant_columns(ranked)
+    constants = constant_columns(ranked)
     expressions, shared = shared_subexpressions([_value(value, constants) for value in values])
     read = {dot.name for expression in (*expressions, *shared) for dot in expression.find_all(exp.Dot)}
     source = _duckdb(narrowed_docs(ranked.copy(), read))
@@ -259,8 +259,10 @@ def _never_moved(node: Any) -> bool:
     lambda, a CASE branch, parentheses, a struct field; a column of the ranked row."""
     from sqlglot import exp
 
+    from duckrank._inliner import ranked_column
+
     return isinstance(node, (exp.Column, exp.Literal, exp.Identifier, exp.Boolean, exp.Null, exp.DataType, exp.Lambda,
-                             exp.If, exp.Paren, exp.PropertyEQ)) or _ranked_column(node) is not None
+                             exp.If, exp.Paren, exp.PropertyEQ)) or ranked_column(node) is not None
 
 
 def _movable(node: Any) -> bool:
@@ -268,10 +270,12 @@ def _movable(node: Any) -> bool:
     and no lambda variable bound outside it, and calls no error()."""
     from sqlglot import exp
 
+    from duckrank._inliner import ranked_column
+
     if _never_moved(node):
         return False
     columns = list(node.find_all(exp.Column))
-    if not columns or any(column.table != "q" and not _ranked_column(column.parent) for column in columns):
+    if not columns or any(column.table != "q" and not ranked_column(column.parent) for column in columns):
         return False
     if any(isinstance(call, exp.Anonymous) and call.name.lower() == "error" for call in node.find_all(exp.Anonymous)):
         return False
@@ -346,41 +350,13 @@ def _branches(query: Any) -> list[Any]:
     return [query]
 
 
-def _constant_columns(ranked: Any) -> dict[str, Any]:
-    """The ranked relation's columns that are one literal for every row (tie_rule, all_docs): the
-    measures' conditions on them fold as well."""
-    from sqlglot import exp
-
-    return {projection.alias: projection.this for projection in ranked.expressions
-            if isinstance(projection, exp.Alias) and isinstance(projection.this, (exp.Literal, exp.Boolean))}
-
-
 def _value(sql: str, constants: dict[str, Any]) -> Any:
     """A measure's per-query value over `q`, inlined, with q's constant columns as literals, folded."""
     import sqlglot
-    from sqlglot import exp
 
-    from duckrank._inliner import fold_options, inline
+    from duckrank._inliner import inline, with_constant_columns
 
-    def constant(node: exp.Expression) -> exp.Expression:
-        if _ranked_column(node) in constants:
-            return constants[_ranked_column(node)].copy()
-        return node
-    return fold_options(inline(sqlglot.parse_one(sql, read="duckdb")).transform(constant, copy=False))
-
-
-def _ranked_column(node: Any) -> str | None:
-    """The name of the ranked row's column that node reads, as a value writes it (q.num_rel) or as a
-    macro's body inlined over q does (duckrank.ndcg_of(q, ...) reads q.ideal as a field of q); None
-    if node reads none."""
-    from sqlglot import exp
-
-    if isinstance(node, exp.Column) and node.table == "q":
-        return node.name
-    if isinstance(node, exp.Dot) and isinstance(node.this, exp.Column) and not node.this.table \
-            and node.this.name == "q":
-        return node.expression.name
-    return None
+    return with_constant_columns(inline(sqlglot.parse_one(sql, read="duckdb")), constants)
 
 
 def _duckdb(tree: Any) -> str:

@@ -119,14 +119,16 @@ def _per_query_sql(qrels: str, run: str, parsed: list, conventions: dict[str, An
     for group, ranking in enumerate(ranking_passes(parsed, conventions)):
         indexes = ranking.measures
         empty = _render.spark_literal(conventions["empty"]).sql("duckdb")
-        # a subtree several measures compute is computed once, under them (duckrank.lean's rule)
-        expressions, shared = shared_subexpressions([_render.measure_expression(
-            parsed[i].metric.per_query_value(parsed[i].aggregate_sql(), "q.num_rel", empty)).copy() for i in indexes])
-        read = {dot.name for expression in (*expressions, *shared) for dot in expression.find_all(exp.Dot)}
         # the first pass checks the data; the others read the same inputs
-        ranked = _inliner.narrowed_docs(_render.ranked_query(tables[0], tables[1], labels[0], labels[1],
-                                                            ranking.arguments,
-                                                            checked=group == 0), read).sql("spark", pretty=pretty)
+        relation = _render.ranked_query(tables[0], tables[1], labels[0], labels[1], ranking.arguments,
+                                        checked=group == 0)
+        constants = _inliner.constant_columns(relation)
+        # a subtree several measures compute is computed once, under them (duckrank.lean's rule)
+        expressions, shared = shared_subexpressions([_inliner.with_constant_columns(_render.measure_expression(
+            parsed[i].metric.per_query_value(parsed[i].aggregate_sql(), "q.num_rel", empty)).copy(), constants)
+            for i in indexes])
+        read = {dot.name for expression in (*expressions, *shared) for dot in expression.find_all(exp.Dot)}
+        ranked = _inliner.narrowed_docs(relation, read).sql("spark", pretty=pretty)
         if shared:
             ranked = (f"SELECT q.*{''.join(f', {_render.spark_sql(tree)} AS s{i}' for i, tree in enumerate(shared))}"
                       f" FROM (\n{ranked}\n) q")
