@@ -368,4 +368,4 @@ def _duckdb(tree: Any) -> str:
         if isinstance(node, exp.Log) and node.expression is not None and node.this == exp.Literal.number(2):
             return exp.Anonymous(this="log2", expressions=[node.expression])
         return node
-    return tree.transform(log2).sql("duckdb", comments=False)
+    return tree.transform(log2, copy=False).sql("duckdb", comments=False)  # every caller passes its own tree
