@@ -132,17 +132,17 @@ def prune(query: exp.Expression) -> exp.Expression:
             return is_empty(select.this) and is_empty(select.expression)
         if not isinstance(select, exp.Select):
             return False
-        grouped = select.args.get("group") is not None
-        aggregate = any(projection.find(exp.AggFunc) for projection in select.expressions)
-        if _is_false(select.args.get("where")) and (grouped or not aggregate):
-            return True
-        if any(join.side not in ("", "LEFT") for join in select.args.get("joins") or []):
-            return False
-        source = select.args.get("from_") or select.args.get("from")
-        inner = source.this if source else None
-        emptied = (isinstance(inner, exp.Table) and inner.name in empty) or (
-            isinstance(inner, exp.Subquery) and is_empty(inner))
-        return emptied and (grouped or not aggregate)
+        if not _is_false(select.args.get("where")):
+            if any(join.side not in ("", "LEFT") for join in select.args.get("joins") or []):
+                return False
+            source = select.args.get("from_") or select.args.get("from")
+            inner = source.this if source else None
+            if not ((isinstance(inner, exp.Table) and inner.name in empty) or (
+                    isinstance(inner, exp.Subquery) and is_empty(inner))):
+                return False
+        # no row in: no row out, unless an aggregate without GROUP BY makes its one row of NULLs
+        return select.args.get("group") is not None or not any(
+            projection.find(exp.AggFunc) for projection in select.expressions)
 
     for name, cte in ctes.items():
         if is_empty(cte.this):
@@ -155,11 +155,16 @@ def prune(query: exp.Expression) -> exp.Expression:
             if is_empty(node.this):
                 return _named_like(node.expression, node.this)
         return node
-    while True:  # a dropped branch may leave a union whose other branch is empty too
-        unions = len(list(query.find_all(exp.Union)))
-        query = query.transform(drop, copy=False)
-        if len(list(query.find_all(exp.Union))) == unions:
-            break
+    # innermost first, so a union is looked at once, its branches already pruned (a union is empty
+    # when both its branches are, so pruning a branch never changes what its parent decides)
+    for union in reversed(list(query.find_all(exp.Union))):
+        kept = drop(union)
+        if kept is union:
+            continue
+        if union is query:
+            query = kept
+        else:
+            union.replace(kept)
     return drop_unused_ctes(query)
 
 

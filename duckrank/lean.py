@@ -352,11 +352,20 @@ def _branches(query: Any) -> list[Any]:
 
 def _value(sql: str, constants: dict[str, Any]) -> Any:
     """A measure's per-query value over `q`, inlined, with q's constant columns as literals, folded."""
+    from duckrank._inliner import with_constant_columns
+
+    return with_constant_columns(_inlined(sql).copy(), constants)
+
+
+@lru_cache(maxsize=1024)
+def _inlined(sql: str) -> Any:
+    """A per-query value inlined (the caller copies it before changing it): the same under every
+    convention, so a pass of other options renders it again for a copy's cost."""
     import sqlglot
 
-    from duckrank._inliner import inline, with_constant_columns
+    from duckrank._inliner import inline
 
-    return with_constant_columns(inline(sqlglot.parse_one(sql, read="duckdb")), constants)
+    return inline(sqlglot.parse_one(sql, read="duckdb"))
 
 
 def _duckdb(tree: Any) -> str:
