@@ -16,6 +16,7 @@ os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 import pytest
 from hypothesis import settings
 
+import helpers
 from duckrank._library import connect
 
 # The `trec_eval` fixture: NIST trec_eval 10's binary, or a skip saying how to get it.
@@ -50,9 +51,11 @@ def pytest_collection_modifyitems(items):
 
 
 def pytest_configure(config):
-    """duckrank's catalog cache of this test session, never the developer's ~/.cache: made by the
-    controlling process (or the only one, -n 0) before the xdist workers start, which inherit it, as
-    do the command lines the tests run, and share it (its writes are atomic); removed at the end."""
+    """Whether this is the quick run, for the property tests (helpers.examples); and duckrank's
+    catalog cache of this test session, never the developer's ~/.cache: made by the controlling
+    process (or the only one, -n 0) before the xdist workers start, which inherit it, as do the
+    command lines the tests run, and share it (its writes are atomic); removed at the end."""
+    helpers.quick_run = "not slow" in (config.getoption("markexpr") or "")
     if not hasattr(config, "workerinput"):
         config.duckrank_cache = os.environ["DUCKRANK_CACHE_DIR"] = tempfile.mkdtemp(prefix="duckrank-test-cache-")
 

@@ -25,6 +25,21 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 # ---------------------------------------------------------------------------------------------
+# the quick run
+
+# Whether this is the quick run (`pytest -m "not slow"`): set by conftest.py before any test module
+# is imported, in every xdist worker too.
+quick_run = False
+
+
+def examples(full: int) -> int:
+    """A property test's number of generated examples: `full` in the whole suite, a quarter (at
+    least 5) in the quick run, which checks the same property on the first of the same examples
+    (derandomized) to keep that run near a minute."""
+    return max(5, full // 4) if quick_run else full
+
+
+# ---------------------------------------------------------------------------------------------
 # the CLI, in-process
 
 

@@ -31,7 +31,7 @@ from duckrank.cli.compare import compare_command
 from duckrank.comparison import compare, resolve_baseline
 from duckrank.errors import InputError, MeasureError, OptionError
 
-from helpers import duckdb_shell, run
+from helpers import duckdb_shell, examples, run
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def test_paired_t_test_matches_scipy_ttest_rel(db):
     assert checked > 120
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=2, max_size=40))
 def test_t_test_property(db, pairs):
     a = np.array([p[0] for p in pairs])

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from helpers import examples
 from oracles import pair_auc
 
 from duckrank._library import connect
@@ -787,7 +788,7 @@ BOUNDED = {
 }
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(30), deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from("ab"), st.sampled_from(["1", "2", "3", "10", "x"]),
                           st.sampled_from([-1, 0, 1, 2, 3])), min_size=1, max_size=12),

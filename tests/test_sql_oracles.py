@@ -34,6 +34,7 @@ import pytest
 import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from helpers import examples
 from oracles import iprec_rules_agree
 from oracles import pair_auc as pairwise_auc
 from sklearn.metrics import ndcg_score, roc_auc_score
@@ -49,7 +50,7 @@ GRADES = [-1, 0, 0, 1, 1, 2, 3]
 CUTOFFS = [1, 2, 3, 5, 10]
 RPREC_MULTS = [0.2, 0.5, 1.5, 2.0]
 # derandomize: the same examples every run (a failure reproduces); database=None: no .hypothesis/
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=examples(60), deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
