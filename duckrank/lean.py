@@ -357,10 +357,11 @@ def _value(sql: str, constants: dict[str, Any]) -> Any:
     return with_constant_columns(_inlined(sql).copy(), constants)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)
 def _inlined(sql: str) -> Any:
     """A per-query value inlined (the caller copies it before changing it): the same under every
-    convention, so a pass of other options renders it again for a copy's cost."""
+    convention, so a pass of other options renders it again for a copy's cost. A tree is about
+    90 KB: 256 hold all_trec's 96 values and more, in at most about 24 MB."""
     import sqlglot
 
     from duckrank._inliner import inline
