@@ -241,6 +241,22 @@ def test_several_runs_add_a_run_field(data):
     assert records[2]["value"] == expected_b
 
 
+def test_eval_leaves_no_view_behind_in_duckranks_shared_database(data):
+    """`duckrank eval` called in-process (a notebook's CliRunner, these tests) formats its output
+    through its cursor's temporary views: duckrank's shared database keeps none (two persistent
+    views were left, which the Python API's own test of this then found)."""
+    from duckrank._library import shared_cursor
+
+    for extra in ([], ["-q"], ["--format", "jsonl"]):
+        result = run("eval", data["qrels.csv"], data["run.csv"], data["run_b.csv"], "-m", "map", *extra)
+        assert result.exit_code == 0, result.output
+    cursor = shared_cursor()
+    left = cursor.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary "
+                          "AND database_name = current_database()").fetchall()
+    cursor.close()
+    assert left == []
+
+
 def test_table_format_is_aligned(data):
     result = run("eval", data["qrels.csv"], data["run.csv"], data["run_b.csv"], "-m", "map", "-m", "num_ret",
                  "--format", "table")

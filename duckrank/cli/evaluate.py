@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from duckrank import _output as output
-from duckrank._sql import literal, quote_identifier
+from duckrank._sql import fresh_name, literal, quote_identifier
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     INPUT_FORMATS,
@@ -327,11 +327,15 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
             for run in run_names if summary else []:
                 stream.write(output.trec_line("runid", "all", run))
         return
-    results.summary.create_view("duckrank_cli_summary", replace=True)
-    results.per_query.create_view("duckrank_cli_per_query", replace=True)
+    from duckrank.inputs.columns import temp_view
+
+    # the cursor's own views (temporary, named afresh): nothing is left in duckrank's shared database
+    summary_view, per_query_view = fresh_name("cli_summary"), fresh_name("cli_per_query")
+    temp_view(con, summary_view, results.summary)
+    temp_view(con, per_query_view, results.per_query)
     by_rows = "".join(f"rows.{quote_identifier(name)}, " for name in segments)
     sql = _EVAL_SQL.format(
-        per_query="duckrank_cli_per_query", summary="duckrank_cli_summary",
+        per_query=quote_identifier(per_query_view), summary=quote_identifier(summary_view),
         run_column="rows.run, " if several else "",
         by_columns="".join(f"{quote_identifier(name)}, " for name in segments),
         by_rows=by_rows,
