@@ -122,9 +122,10 @@ def _table(rows: Iterable[tuple[Any, ...]], kind: str, label: str) -> Any:
         if not _is_number(value) or (isinstance(value, float) and math.isnan(value)):
             raise InputError(f"{label}: query_id {quoted(query_id)}, doc_id {quoted(doc_id)} has {column} "
                              f"{value!r}; a {column} must be a number")
-        if kind == "qrels" and not float(value).is_integer():
+        if kind == "qrels" and math.isfinite(value) and not float(value).is_integer():
             # pytrec_eval refuses such a grade, ranx truncates it: here it is most likely a score, a run
-            # given where the qrels go, which would be scored as qrels without a word
+            # given where the qrels go, which would be scored as qrels without a word (an infinite
+            # grade is refused by the library's own check, as it is in a table)
             raise InputError(f"{label}: query_id {quoted(query_id)}, doc_id {quoted(doc_id)} has relevance {value!r}, "
                              f"not a whole number: qrels as dicts or records hold integer grades, as pytrec_eval "
                              f"requires; if these are a run's scores, the qrels and the run are swapped: give the "

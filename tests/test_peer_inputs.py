@@ -147,6 +147,14 @@ def test_a_run_given_as_the_qrels_is_refused_not_scored():
                                         ["map", "ndcg"])
     fractional = pd.DataFrame([("q1", "d1", 0.5), ("q1", "d2", 1.5)], columns=["query_id", "doc_id", "relevance"])
     assert duckrank.evaluate(fractional, run, ["ndcg"])["ndcg"] > 0
+    infinite = {"q1": {"d1": math.inf}}  # no whole number either, but not a score: the table's own message
+    with pytest.raises(InputError) as as_dict_error:
+        duckrank.evaluate(infinite, run, ["map"])
+    with pytest.raises(InputError) as as_table_error:
+        duckrank.evaluate(pd.DataFrame([("q1", "d1", math.inf)], columns=["query_id", "doc_id", "relevance"]), run,
+                          ["map"])
+    assert str(as_dict_error.value) == str(as_table_error.value)
+    assert "swapped" not in str(as_dict_error.value)
 
 
 def test_empty_inputs_score_as_ir_measures_scores_them():
