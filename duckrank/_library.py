@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from duckrank._sql import literal
+from duckrank._sql import fresh_name, literal, quote_identifier
 from duckrank.errors import Problem, subject
 
 
@@ -146,18 +146,29 @@ def catalog_sql() -> str:
 
 
 def _write_catalog(path: Path) -> None:
-    """Build the catalog file in a fresh folder beside `path` and move it into place: a concurrent
-    process (a pytest-xdist worker, a parallel CLI call) sees the old file or the new one, never half."""
+    """The catalog file: catalog_sql() run on it, attached as CATALOG."""
+    _write_database(path, catalog_sql(), CATALOG)
+
+
+def _write_database(path: Path, script: str, name: str, use: bool = False) -> None:
+    """Build a DuckDB file by running `script` on it, attached as `name` (and the default database
+    while it runs, with `use`), in one transaction (a commit per macro would write and sync the
+    file's log a thousand times), in a fresh folder beside `path`, then move it into place: a
+    concurrent process (a pytest-xdist worker, a parallel CLI call) sees the old file or the new
+    one, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     building = tempfile.mkdtemp(prefix=".building-", dir=path.parent)
     try:
         built = os.path.join(building, path.name)
         con = duckdb.connect()
         try:
-            con.execute(f"ATTACH {literal(built)} AS {CATALOG}").fetchall()
-            # one transaction: a commit per macro would write (and sync) the file's log a thousand times
-            con.execute(f"BEGIN;\n{catalog_sql()}\nCOMMIT;").fetchall()
-            con.execute(f"DETACH {CATALOG}").fetchall()  # checkpointed and closed: complete before it moves
+            con.execute(f"ATTACH {literal(built)} AS {name}").fetchall()
+            if use:
+                con.execute(f"USE {name}").fetchall()
+            con.execute(f"BEGIN;\n{script}\nCOMMIT;").fetchall()
+            if use:
+                con.execute("USE memory").fetchall()
+            con.execute(f"DETACH {name}").fetchall()  # checkpointed and closed: complete before it moves
         finally:
             con.close()
         os.replace(built, path)
@@ -210,10 +221,63 @@ def load(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Install the library in `con` as `duckrank sql` and `.read sql/duckrank.sql` do: schema
     `duckrank` replaced whole (an older library's macros go, and so would anything else kept in it),
     then every macro. Harmless to repeat, and free when this very library is loaded already."""
-    if not _loaded(con):
-        con.execute(install_sql()).fetchall()  # one script: a fraction of the cost of a call per file
-        con.execute(f"CREATE OR REPLACE MACRO duckrank.library_digest() AS '{library_digest()}'").fetchall()
+    if not _loaded(con) and not _copied_library(con):
+        con.execute(install_sql() + _digest_sql()).fetchall()  # one script: a fraction of a call per file
     return con
+
+
+def _digest_sql() -> str:
+    """The macro that tells a loaded library (_loaded): its digest."""
+    return f";\nCREATE OR REPLACE MACRO duckrank.library_digest() AS '{library_digest()}';\n"
+
+
+# The library file (load(), duckrank.connect()): running the script parses a thousand statements,
+# 0.4-0.6 s a connection; a DuckDB file holding schema duckrank as the script leaves it (every macro
+# and comment, and the digest) copies in with COPY FROM DATABASE in about a tenth of that. Kept in
+# the cache folder beside the catalog, written by the first load that finds it missing.
+def library_path() -> Path | None:
+    """The library file of this library and this DuckDB; None when caching is off."""
+    folder = cache_folder()
+    return folder / f"library-{catalog_digest()}-duckdb-{duckdb.__version__}.duckdb" if folder else None
+
+
+def _copied_library(con: duckdb.DuckDBPyConnection) -> bool:
+    """Schema duckrank replaced by the library file's copy in `con`'s current database, the file
+    written first when it is missing or cannot serve (corrupt, or another database under its name);
+    False when caching is off or impossible (an unwritable folder, a connection that cannot attach
+    it): the caller runs the script, which drops whatever a failed copy left."""
+    try:
+        path = library_path()
+        if path is None:
+            return False
+        if path.is_file() and _copy_library_file(con, path):
+            return True
+        _write_database(path, install_sql() + _digest_sql(), "duckrank_library", use=True)
+        return _copy_library_file(con, path)
+    except (OSError, duckdb.Error):
+        return False
+
+
+def _copy_library_file(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
+    """Copy the library file's schema duckrank into `con`, replacing the one there; False when the
+    file is no library file of this library."""
+    source = fresh_name("library")
+    try:
+        con.execute(f"ATTACH {literal(str(path))} AS {source} (READ_ONLY)").fetchall()
+    except duckdb.Error:
+        return False  # corrupt, truncated or no DuckDB file
+    try:
+        try:
+            digest = con.execute(f"SELECT {source}.duckrank.library_digest()").fetchall()[0][0]
+        except duckdb.Error:
+            return False  # a foreign DuckDB file
+        if digest != library_digest():
+            return False
+        target = con.execute("SELECT current_database()").fetchall()[0][0]
+        con.execute(f"{REPLACE_SCHEMA}COPY FROM DATABASE {source} TO {quote_identifier(target)}").fetchall()
+        return True
+    finally:
+        con.execute(f"DETACH {source}").fetchall()
 
 
 def load_as_guest(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

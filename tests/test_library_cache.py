@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -214,3 +215,104 @@ def test_the_cache_folder(monkeypatch, environment, folder):
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     assert _library.cache_folder() == (Path(folder) if folder else None)
+
+
+# The library file: load() and duckrank.connect() copy schema duckrank from it (COPY FROM DATABASE)
+# instead of running the script. What a connection then holds is listed as the script leaves it:
+# each macro's kind, parameters, definition and comment, and the views. An EXCLUDE list is a set,
+# which DuckDB prints in no fixed order: its names are sorted here.
+FUNCTIONS = ("SELECT function_name, function_type, parameters::VARCHAR, macro_definition, comment, return_type "
+             "FROM duckdb_functions() WHERE schema_name = 'duckrank' AND database_name = current_database()")
+VIEWS = "SELECT view_name, sql FROM duckdb_views() WHERE schema_name = 'duckrank' AND database_name = current_database()"
+
+
+def _listing(con: duckdb.DuckDBPyConnection) -> list:
+    def sorted_excludes(text):
+        return re.sub(r"EXCLUDE \(([^)]*)\)", lambda m: f"EXCLUDE ({', '.join(sorted(m[1].split(', ')))})", text or "")
+    functions = [(*row[:3], sorted_excludes(row[3]), *row[4:]) for row in con.execute(FUNCTIONS).fetchall()]
+    return sorted(functions, key=repr) + sorted(con.execute(VIEWS).fetchall())
+
+
+@pytest.fixture(scope="module")
+def script_listing():
+    with duckdb.connect() as con:
+        con.execute(_library.install_sql() + _library._digest_sql())
+        listing = _listing(con)
+    assert len(listing) > 300
+    return listing
+
+
+@pytest.fixture
+def copies(monkeypatch):
+    """What each _copied_library call answered (True: copied from the library file)."""
+    answers, copy = [], _library._copied_library
+    monkeypatch.setattr(_library, "_copied_library", lambda con: answers.append(copy(con)) or answers[-1])
+    return answers
+
+
+def _per_query(case: dict, con: duckdb.DuckDBPyConnection) -> dict:
+    qrels = pd.DataFrame(case["qrels"], columns=["query_id", "doc_id", "relevance"])
+    runs = {name: pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]) for name, rows in case["runs"].items()}
+    rows = duckrank.evaluate(qrels, runs, list(MEASURES), per_query=True, con=con).fetchall()
+    return {(run, query, measure): value for run, query, measure, value in rows}
+
+
+def test_connect_copies_the_library_file_which_holds_what_the_script_installs(
+        case, oracle, script_listing, copies, tmp_path, monkeypatch):
+    monkeypatch.setenv(_library.CACHE_FOLDER_VARIABLE, str(tmp_path))
+    first = duckrank.connect()  # writes the file, then copies it
+    written = _library.library_path().stat()
+    second = duckrank.connect()
+    assert copies == [True, True] and os.listdir(tmp_path) == [_library.library_path().name]
+    assert _library.library_path().stat().st_ino == written.st_ino  # read, not written again
+    assert _listing(first) == script_listing == _listing(second)
+    assert first.execute("SELECT database_name FROM duckdb_databases() WHERE NOT internal").fetchall() == [("memory",)]
+    assert _per_query(case, second) == pytest.approx(oracle, abs=1e-9)
+    duckrank.load(second)  # loaded already: nothing to do
+    assert copies == [True, True]
+    first.close(), second.close()
+
+
+def test_a_database_file_keeps_the_copied_library(script_listing, copies, tmp_path, monkeypatch):
+    monkeypatch.setenv(_library.CACHE_FOLDER_VARIABLE, str(tmp_path / "cache"))
+    database = tmp_path / "mine.duckdb"
+    with duckrank.connect(str(database)) as con:
+        con.execute("CREATE TABLE mine AS SELECT 1 AS x")
+    assert copies == [True]
+    with duckdb.connect(str(database)) as con:  # plain DuckDB: the library is the file's, as the script leaves it
+        assert _listing(con) == script_listing
+        assert con.execute("SELECT x FROM mine").fetchall() == [(1,)]
+
+
+def test_an_older_library_is_replaced_by_the_copy(script_listing, copies, tmp_path, monkeypatch):
+    monkeypatch.setenv(_library.CACHE_FOLDER_VARIABLE, str(tmp_path))
+    with duckdb.connect() as con:
+        con.execute("CREATE SCHEMA duckrank; CREATE MACRO duckrank.gone() AS 1; "
+                    "CREATE MACRO duckrank.library_digest() AS 'an older library'")
+        duckrank.load(con)
+        assert copies == [True] and _listing(con) == script_listing
+
+
+@pytest.mark.parametrize("spoil", [_flipped, _foreign])
+def test_a_spoilt_library_file_is_replaced(script_listing, copies, tmp_path, monkeypatch, spoil):
+    monkeypatch.setenv(_library.CACHE_FOLDER_VARIABLE, str(tmp_path))
+    duckrank.connect().close()
+    spoil(_library.library_path())
+    with duckrank.connect() as con:
+        assert copies == [True, True] and _listing(con) == script_listing
+    assert os.listdir(tmp_path) == [_library.library_path().name]
+    with duckrank.connect() as con:  # the file written anew serves the next connection
+        assert copies == [True, True, True] and _listing(con) == script_listing
+
+
+def test_a_folder_that_cannot_take_the_file_leaves_load_to_the_script(script_listing, copies, tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv(_library.CACHE_FOLDER_VARIABLE, str(tmp_path / "file" / "cache"))
+    with duckrank.connect() as con:
+        assert copies == [False] and _listing(con) == script_listing
+
+
+def test_no_cache_folder_no_library_file(script_listing, copies, monkeypatch):
+    monkeypatch.setenv(_library.CACHE_FOLDER_VARIABLE, "")
+    with duckrank.connect() as con:
+        assert copies == [False] and _listing(con) == script_listing
