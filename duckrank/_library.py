@@ -283,9 +283,14 @@ def _copy_library_file(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
 def load_as_guest(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Every macro in the caller's `con` (evaluate(con=)), dropping nothing: a schema `duckrank` the
     caller made stays with what is in it, and _borrowed.BorrowedConnection removes what the call added. The
-    digest is left as it was, so that a later load() still replaces an older library's leftovers."""
+    digest is left as it was, so that a later load() still replaces an older library's leftovers.
+    A database without that schema gets the library file's copy (load()'s), which the borrowed call
+    drops whole afterwards."""
     if not _loaded(con):
-        con.execute(library_sql()).fetchall()
+        schema = con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'duckrank' "
+                             "AND database_name = current_database()").fetchall()[0][0]
+        if schema or not _copied_library(con):
+            con.execute(library_sql()).fetchall()
     return con
 
 

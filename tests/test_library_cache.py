@@ -316,3 +316,25 @@ def test_no_cache_folder_no_library_file(script_listing, copies, monkeypatch):
     monkeypatch.setenv(_library.CACHE_FOLDER_VARIABLE, "")
     with duckrank.connect() as con:
         assert copies == [False] and _listing(con) == script_listing
+
+
+def test_a_borrowed_connection_gets_the_copy_and_is_given_back_as_it_was(case, oracle, copies, tmp_path, monkeypatch):
+    monkeypatch.setenv(_library.CACHE_FOLDER_VARIABLE, str(tmp_path))
+    with duckdb.connect() as con:
+        con.execute("CREATE TABLE mine AS SELECT 1 AS x")
+        state = ("SELECT (SELECT list(database_name ORDER BY database_name) FROM duckdb_databases()), "
+                 "(SELECT list(schema_name ORDER BY schema_name) FROM duckdb_schemas()), "
+                 "(SELECT list(table_name ORDER BY table_name) FROM duckdb_tables()), "
+                 "(SELECT count(*) FROM duckdb_functions() WHERE function_type LIKE '%macro%')")
+        before = con.execute(state).fetchall()
+        qrels = pd.DataFrame(case["qrels"], columns=["query_id", "doc_id", "relevance"])
+        run = pd.DataFrame(case["runs"]["a"], columns=["query_id", "doc_id", "score"])
+        assert duckrank.evaluate(qrels, run, ["map"], con=con) == duckrank.evaluate(qrels, run, ["map"])
+        assert copies == [True]
+        assert con.execute(state).fetchall() == before  # a summary keeps no table: all is as it was
+        assert _per_query(case, con) == pytest.approx(oracle, abs=1e-9)
+        assert copies == [True, True]
+        con.execute("CREATE SCHEMA duckrank; CREATE TABLE duckrank.own AS SELECT 2 AS y")
+        assert _per_query(case, con) == pytest.approx(oracle, abs=1e-9)
+        assert copies == [True, True]  # the caller's own schema: the script visits it, nothing is copied over it
+        assert con.execute("SELECT y FROM duckrank.own").fetchall() == [(2,)]
