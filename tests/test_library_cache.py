@@ -270,7 +270,8 @@ def test_connect_copies_the_library_file_which_holds_what_the_script_installs(
     assert _per_query(case, second) == pytest.approx(oracle, abs=1e-9)
     duckrank.load(second)  # loaded already: nothing to do
     assert copies == [True, True]
-    first.close(), second.close()
+    first.close()
+    second.close()
 
 
 def test_a_database_file_keeps_the_copied_library(script_listing, copies, tmp_path, monkeypatch):
