@@ -9,7 +9,7 @@ from typing import Any, Self
 
 import duckdb
 
-from duckrank._library import holds_library
+from duckrank._library import has_library_schema, holds_library
 from duckrank._sql import quote_identifier
 
 class BorrowedConnection:
@@ -37,9 +37,7 @@ class BorrowedConnection:
     def __enter__(self) -> Self:
         if self.con is not None:
             self.settings = {name: self._setting(name) for name in self.SETTINGS}
-            self.had_library = bool(self.con.execute(
-                "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'duckrank' "
-                "AND database_name = current_database()").fetchall()[0][0])
+            self.had_library = has_library_schema(self.con)
             self.before = self._objects()
             self.library_before = self._library_objects()
         return self

@@ -178,18 +178,22 @@ def _write_database(path: Path, script: str, name: str, use: bool = False) -> No
 
 def _attach_catalog(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
     """Attach the catalog file read-only (any number of processes may) if it is this library's."""
-    if not path.is_file():
-        return False
+    return path.is_file() and _attach_checked(con, path, CATALOG, f"{CATALOG}.catalog_digest()", catalog_digest())
+
+
+def _attach_checked(con: duckdb.DuckDBPyConnection, path: Path, name: str, digest_call: str, digest: str) -> bool:
+    """Attach the DuckDB file at `path` read-only as `name` if its `digest_call` answers `digest`;
+    else leave nothing attached and answer False (a corrupt, truncated or foreign file)."""
     try:
-        con.execute(f"ATTACH {literal(str(path))} AS {CATALOG} (READ_ONLY)").fetchall()
+        con.execute(f"ATTACH {literal(str(path))} AS {name} (READ_ONLY)").fetchall()
     except duckdb.Error:
         return False  # corrupt, truncated or no DuckDB file
     try:
-        if con.execute(f"SELECT {CATALOG}.catalog_digest()").fetchall()[0][0] == catalog_digest():
+        if con.execute(f"SELECT {digest_call}").fetchall()[0][0] == digest:
             return True
     except duckdb.Error:
         pass  # a foreign DuckDB file
-    con.execute(f"DETACH {CATALOG}").fetchall()
+    con.execute(f"DETACH {name}").fetchall()
     return False
 
 
@@ -262,17 +266,9 @@ def _copy_library_file(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
     """Copy the library file's schema duckrank into `con`, replacing the one there; False when the
     file is no library file of this library."""
     source = fresh_name("library")
+    if not _attach_checked(con, path, source, f"{source}.duckrank.library_digest()", library_digest()):
+        return False
     try:
-        con.execute(f"ATTACH {literal(str(path))} AS {source} (READ_ONLY)").fetchall()
-    except duckdb.Error:
-        return False  # corrupt, truncated or no DuckDB file
-    try:
-        try:
-            digest = con.execute(f"SELECT {source}.duckrank.library_digest()").fetchall()[0][0]
-        except duckdb.Error:
-            return False  # a foreign DuckDB file
-        if digest != library_digest():
-            return False
         target = con.execute("SELECT current_database()").fetchall()[0][0]
         con.execute(f"{REPLACE_SCHEMA}COPY FROM DATABASE {source} TO {quote_identifier(target)}").fetchall()
         return True
@@ -286,12 +282,15 @@ def load_as_guest(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     digest is left as it was, so that a later load() still replaces an older library's leftovers.
     A database without that schema gets the library file's copy (load()'s), which the borrowed call
     drops whole afterwards."""
-    if not _loaded(con):
-        schema = con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'duckrank' "
-                             "AND database_name = current_database()").fetchall()[0][0]
-        if schema or not _copied_library(con):
-            con.execute(library_sql()).fetchall()
+    if not _loaded(con) and (has_library_schema(con) or not _copied_library(con)):
+        con.execute(library_sql()).fetchall()
     return con
+
+
+def has_library_schema(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `con`'s current database has a schema duckrank (the library's, or the caller's own)."""
+    return bool(con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'duckrank' "
+                            "AND database_name = current_database()").fetchall()[0][0])
 
 
 # What reading inputs calls (sql/10_checks.sql, 15_inputs.sql), after the schema they go in.
