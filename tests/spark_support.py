@@ -35,7 +35,8 @@ def require(what: str = "the Spark engine") -> None:
 
 
 def session():
-    """A local SparkSession sized for tests: 2 cores, few shuffle partitions, no UI."""
+    """A local SparkSession sized for tests: 2 cores, few shuffle partitions, no UI. Started by
+    test_spark.py's fixture alone: a second JVM in another test process costs tens of seconds."""
     from pyspark.sql import SparkSession
 
     spark = (SparkSession.builder.master("local[2]").appName("duckrank-tests")

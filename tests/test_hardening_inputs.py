@@ -137,27 +137,6 @@ def test_the_sql_library_cuts_a_value_where_python_cuts_it(value):
     assert shown == ("NULL" if value is None else quoted(str(value)))
 
 
-@pytest.mark.slow
-def test_a_long_id_is_cut_in_the_spark_engines_message_too():
-    """The Spark rendering of duckrank.show: a text's length stays LENGTH, and printf groups the digits."""
-    import spark_support
-
-    spark_support.require()
-    from duckrank import InputError
-    from duckrank import spark as duckrank_spark
-
-    spark = spark_support.session()
-    qrels = spark.createDataFrame([("q1", "d1", 1)], "query_id string, doc_id string, relevance int")
-    doc = "d\n" + LONG_ID  # a line break too: escaped by chr(92), as Spark reads backslashes in literals
-    run_frame = spark.createDataFrame([("q1", doc, 1.0), ("q1", doc, 2.0)], "query_id string, doc_id string, score double")
-    with pytest.raises(Exception) as raised:
-        duckrank_spark.evaluate(spark, qrels, run_frame, ["map"]).collect()
-    error = duckrank_spark.input_error(raised.value)
-    assert isinstance(error, InputError)
-    assert "doc_id 'd\\nxxx" in str(error) and "'…(99,922 more characters); each (query_id, doc_id)" in str(error), error
-    assert len(str(error)) < 600
-
-
 def test_a_long_path_is_cut_in_the_message(tmp_path):
     result = run("eval", DATA / "qrels.parquet", tmp_path / LONG_ID)
     assert result.exit_code == 1, result.output

@@ -498,26 +498,6 @@ def test_a_null_list_is_a_query_with_nothing_retrieved():
                     per_query(qrels, long[long.query_id != emptied], complete=complete))
 
 
-@pytest.mark.slow
-def test_the_spark_engine_refuses_list_runs_and_the_new_options(tmp_path):
-    import spark_support
-
-    spark_support.require()
-    from duckrank import spark as duckrank_spark
-
-    long, lists, qrels = generated(22, True)
-    pq.write_table(lists, tmp_path / "recs.parquet")
-    qrels.to_parquet(tmp_path / "qrels.parquet")
-    session = spark_support.session()
-    with pytest.raises(InputError, match=r"holds its rankings as lists \(column 'recs'\), which the Spark engine"):
-        duckrank_spark.evaluate(session, str(tmp_path / "qrels.parquet"), str(tmp_path / "recs.parquet"), ["map"])
-    long.to_parquet(tmp_path / "long.parquet")
-    for option in ("exclude", "segments"):
-        with pytest.raises(OptionError, match=rf"the Spark engine does not take {option}"):
-            duckrank_spark.evaluate(session, str(tmp_path / "qrels.parquet"), str(tmp_path / "long.parquet"), ["map"],
-                                    **{option: str(tmp_path / "long.parquet")})
-
-
 def test_exclude_and_segments_apply_to_a_log():
     log = _events_log(23).assign(label=lambda f: f.clicked.astype(int))
     options = dict(query_col="user_id", doc_col="item_id", score_col="pred", label="label")

@@ -6,7 +6,8 @@ tests, and every option and gain under the default conventions, on one data set 
 trec_eval's conformance data and adversarial cases (tests/trec_adversarial.py: text, numeric and
 unicode ids, extreme and tied scores, negative grades, queries only in one file), with the run read
 from a hive-partitioned Parquet folder. Each test is one Spark job; agreement is to 1e-12 per
-(query, measure). Skips without pyspark or Java, fails in CI (tests/spark_support.py).
+(query, measure). Skips without pyspark or Java, fails in CI (tests/spark_support.py). Every test
+that runs Spark is in this module, so that a test run starts one JVM (its `spark` fixture's).
 Time: 12 min on the 2-core machine under a load average of 11-17 (the option test alone 219 s):
 far over the ~90 s the module was given.
 """
@@ -406,3 +407,101 @@ def test_run_id_names_the_run(spark, tmp_path, inputs):
     assert duckrank_spark._view(spark, str(named), "run", {}).name == "bm25"
     with pytest.raises(InputError, match=r"holds several runs in its run_id column \('a', 'b'\)"):
         duckrank_spark._view(spark, str(several), "run", {})
+
+
+# ---------------------------------------------------------------------------------------------
+# The Spark cases of other subjects (hostile names, cut messages, list runs), kept here so that a
+# test run starts one JVM: a second one, in another xdist worker, cost 10-20 s of CPU to start and
+# tens of seconds more of cold planning for these few queries.
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+LONG_ID = "x" * 100_000
+
+
+def test_sql_spark_reads_the_quoted_table_on_spark(spark):
+    """The query `duckrank sql --dialect spark` prints for odd table names runs on Spark and reads them."""
+    import duckrank
+    from helpers import run as cli
+
+    spark.read.parquet(str(DATA / "run.parquet")).createOrReplaceTempView("duckrank_names_run")
+    spark.read.parquet(str(DATA / "qrels.parquet")).createOrReplaceTempView("duckrank_names_qrels")
+    spark.sql("CREATE OR REPLACE TEMP VIEW `we'ird\"t ``r` AS SELECT * FROM duckrank_names_run")
+    spark.sql("CREATE OR REPLACE TEMP VIEW `select` AS SELECT * FROM duckrank_names_qrels")
+    result = cli("sql", "--dialect", "spark", "-m", "map", "--run-table", "`we'ird\"t ``r`",
+                 "--qrels-table", "`select`")
+    assert result.exit_code == 0, result.output
+    (row,) = spark.sql(result.stdout).collect()
+    expected = duckrank.evaluate(str(DATA / "qrels.parquet"), str(DATA / "run.parquet"), ["map"])["map"]
+    assert row["value"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_spark_evaluate_reads_quoted_table_names(spark):
+    import duckrank
+    from duckrank import spark as duckrank_spark
+
+    spark.read.parquet(str(DATA / "run.parquet")).createOrReplaceTempView("duckrank_names_run")
+    spark.sql("CREATE OR REPLACE TEMP VIEW `we'ird\"t ``r` AS SELECT * FROM duckrank_names_run")
+    rows = duckrank_spark.evaluate(spark, str(DATA / "qrels.parquet"), "`we'ird\"t ``r`", ["map"]).collect()
+    expected = duckrank.evaluate(str(DATA / "qrels.parquet"), str(DATA / "run.parquet"), ["map"])["map"]
+    assert rows[0]["value"] == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(duckrank.InputError, match="is neither a Spark table nor a file"):
+        duckrank_spark.evaluate(spark, str(DATA / "qrels.parquet"), "duckrank_names_run -- c", ["map"])
+
+
+def test_spark_column_names_are_quoted_identifiers(spark):
+    """score_col with backticks is the column of that name, never an expression over other columns:
+    a name that would negate the scores if spliced leaves MAP unchanged; backticks in query_col work."""
+    import duckrank
+    from duckrank import spark as duckrank_spark
+
+    score, query = "s` * -1 + 0 * `s", "q`id"
+    run = spark.read.parquet(str(DATA / "run.parquet"))
+    hostile = run.select(run["query_id"].alias(query), "doc_id", run["score"].alias(score),
+                         (run["score"] * 0).alias("s"))
+    qrels = spark.read.parquet(str(DATA / "qrels.parquet"))
+    qrels = qrels.select(qrels["query_id"].alias(query), "doc_id", "relevance")
+    expected = duckrank.evaluate(str(DATA / "qrels.parquet"), str(DATA / "run.parquet"), ["map", "P@5"])
+    rows = duckrank_spark.evaluate(spark, qrels, hostile, ["map", "P@5"], score_col=score, query_col=query).collect()
+    assert {row["measure"]: row["value"] for row in rows} == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_long_id_is_cut_in_the_spark_engines_message_too(spark):
+    """The Spark rendering of duckrank.show: a text's length stays LENGTH, and printf groups the digits."""
+    from duckrank import InputError
+    from duckrank import spark as duckrank_spark
+
+    qrels = spark.createDataFrame([("q1", "d1", 1)], "query_id string, doc_id string, relevance int")
+    doc = "d\n" + LONG_ID  # a line break too: escaped by chr(92), as Spark reads backslashes in literals
+    run_frame = spark.createDataFrame([("q1", doc, 1.0), ("q1", doc, 2.0)],
+                                      "query_id string, doc_id string, score double")
+    with pytest.raises(Exception) as raised:
+        duckrank_spark.evaluate(spark, qrels, run_frame, ["map"]).collect()
+    error = duckrank_spark.input_error(raised.value)
+    assert isinstance(error, InputError)
+    assert "doc_id 'd\\nxxx" in str(error) and "'…(99,922 more characters); each (query_id, doc_id)" in str(error), error
+    assert len(str(error)) < 600
+
+
+def test_the_spark_engine_refuses_list_runs_and_the_new_options(spark, tmp_path):
+    """A run holding each query's ranking as a list (test_lists.py), and exclude= and segments=, are
+    the DuckDB engine's alone: refused by name, never read as something else."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from duckrank import InputError, OptionError
+    from duckrank import spark as duckrank_spark
+
+    entry = pa.struct([("doc_id", pa.string()), ("score", pa.float64())])
+    recs = [[{"doc_id": "i1", "score": 0.5}, {"doc_id": "i2", "score": 0.5}], []]
+    pq.write_table(pa.table({"query_id": ["u1", "u2"], "recs": pa.array(recs, pa.list_(entry))}),
+                   tmp_path / "recs.parquet")
+    pq.write_table(pa.table({"query_id": ["u1", "u1"], "doc_id": ["i1", "i2"], "score": [0.5, 0.5]}),
+                   tmp_path / "long.parquet")
+    pq.write_table(pa.table({"query_id": ["u1", "u2"], "doc_id": ["i2", "i3"], "relevance": [1, 2]}),
+                   tmp_path / "qrels.parquet")
+    with pytest.raises(InputError, match=r"holds its rankings as lists \(column 'recs'\), which the Spark engine"):
+        duckrank_spark.evaluate(spark, str(tmp_path / "qrels.parquet"), str(tmp_path / "recs.parquet"), ["map"])
+    for option in ("exclude", "segments"):
+        with pytest.raises(OptionError, match=rf"the Spark engine does not take {option}"):
+            duckrank_spark.evaluate(spark, str(tmp_path / "qrels.parquet"), str(tmp_path / "long.parquet"), ["map"],
+                                    **{option: str(tmp_path / "long.parquet")})
