@@ -8,8 +8,8 @@ unicode ids, extreme and tied scores, negative grades, queries only in one file)
 from a hive-partitioned Parquet folder. Each test is one Spark job; agreement is to 1e-12 per
 (query, measure). Skips without pyspark or Java, fails in CI (tests/spark_support.py). Every test
 that runs Spark is in this module, so that a test run starts one JVM (its `spark` fixture's).
-Time: 12 min on the 2-core machine under a load average of 11-17 (the option test alone 219 s):
-far over the ~90 s the module was given.
+Time: 277-400 s of one worker's in the whole suite on an idle 2-core machine (the option test
+alone 70 s), a fifth of the suite; Spark's planning of the long statements is most of it.
 """
 
 from __future__ import annotations
