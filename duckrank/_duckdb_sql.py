@@ -203,27 +203,36 @@ class RankingValues:
 
 def ranking_values(views: ScoredViews, measures: list[Measure], conventions: dict[str, Any],
                    g_max: float | None = None, estimates: dict[int, str] | None = None, lean: bool = False,
-                   rows: int = 0) -> RankingValues:
+                   rows: int = 0, slices: list[ScoredViews] | None = None) -> RankingValues:
     """Every ranking measure's per-query value, one pass per group of measures sharing the relation
     options (duckrank.plan). g_max pins ERR's default top grade; estimates holds each corrected
     measure's f~ (corrections). lean: each pass rendered with no macro call once duckrank.lean
-    renders it (rows: the run's, which can make that the first call), for the cases lean_case admits."""
+    renders it (rows: the run's, which can make that the first call), for the cases lean_case admits.
+    slices: views of disjoint sets of the queries (query_slices), each ranked by a pass of its own
+    whose rows the pass's CTE unites; the views themselves when None."""
     empty = sql_literal(conventions["empty"])
+    parts = slices or [views]
     ctes, values = [], []
     for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
-        rendered = lean_pass_sql(ranking.relation, ranking.relation_arguments, [
-            measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
-            for i in ranking.measures], views.run_view, views.qrels_view, rows) if lean else None
+        per_query = [measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
+                     for i in ranking.measures]
+        # the first slice decides whether the pass renders lean; the others then find it rendered
+        rendered = (lean_pass_sql(ranking.relation, ranking.relation_arguments, per_query, parts[0].run_view,
+                                  parts[0].qrels_view, rows) if lean else None)
         if rendered is not None:
-            ctes.append(f"g{group} AS ({rendered})")
+            selects = [rendered, *(lean_pass_sql(ranking.relation, ranking.relation_arguments, per_query,
+                                                 part.run_view, part.qrels_view, rows) for part in parts[1:])]
             values.extend((i, f"g{group}", f"v{j}") for j, i in enumerate(ranking.measures))
         else:
             aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
                           else measures[i].sampled_sql((estimates or {}).get(i)) for i in ranking.measures]
             computed = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(ranking.measures, aggregates))
-            ctes.append(f"g{group} AS (SELECT q.query_id, q.num_rel, {computed} FROM {_ranked_call(views, ranking)} q)")
+            selects = [f"SELECT q.query_id, q.num_rel, {computed} FROM {_ranked_call(part, ranking)} q"
+                       for part in parts]
             values.extend((i, f"g{group}", measures[i].metric.per_query_value(f"m{i}", "num_rel", empty))
                           for i in ranking.measures)
+        ctes.append(f"g{group} AS ({' UNION ALL '.join(f'SELECT * FROM ({select})' for select in selects)})"
+                    if len(selects) > 1 else f"g{group} AS ({selects[0]})")
     return RankingValues(ctes, values)
 
 
@@ -508,8 +517,8 @@ def split_log(con: duckdb.DuckDBPyConnection, log: InputView, by: list[str]) -> 
     segments = "".join(f", {quote_identifier(name)}" for name in by)
     con.execute(f"CREATE TEMP VIEW {run_view} AS SELECT query_id, doc_id, score{segments} FROM {log.view}").fetchall()
     con.execute(f"CREATE TEMP VIEW {qrels_view} AS SELECT query_id, doc_id, label AS relevance FROM {log.view}").fetchall()
-    return (InputView(run_view, log.kind, log.shown, log.columns, given=log.given),
-            InputView(qrels_view, log.kind, log.shown, log.columns, given=log.given))
+    return (InputView(run_view, log.kind, log.shown, log.columns, given=log.given, parses_text=log.parses_text),
+            InputView(qrels_view, log.kind, log.shown, log.columns, given=log.given, parses_text=log.parses_text))
 
 
 # Memory the list pipeline of duckrank.ranked holds per run row (W10M peaks at about 0.9 GiB for
@@ -525,6 +534,55 @@ def query_batches(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> tuple[i
     """(batches, the run's rows)."""
     rows = con.execute(f"SELECT count(*) FROM {quote_identifier(views.run_view)}").fetchall()[0][0]
     return min(MAX_BATCHES, max(1, math.ceil(rows * BYTES_PER_RUN_ROW / (memory_limit_bytes(con) * 0.8)))), rows
+
+
+# A pass's list work after its aggregate (each query's sort, its docs, the measures) runs on one
+# thread per chunk of queries the aggregate hands on, and fewer than about 4,096 queries came in one
+# (measured: 1,000 to 3,000 groups of 2 M rows took as long on two threads as on one, 5,000 half as
+# long): W1M, 1,000 queries of 1,000 docs, kept one of two cores busy for most of its statement.
+# A run of SLICE_ROWS rows or more with fewer queries is ranked in slices of its queries, a pass per
+# slice in the one statement, which DuckDB runs side by side: W1M's statement 0.57 -> 0.45 s on 2
+# cores. Each slice reads the inputs and is bound once more, so the slices are few, and a run of
+# more queries is not sliced (W10M in 2 slices: 4.4 -> 5.3 s).
+SLICE_ROWS = 250_000
+SERIAL_QUERIES = 4_096
+MAX_SLICES = 8
+
+
+def query_slices(con: duckdb.DuckDBPyConnection, views: ScoredViews, rows: int) -> tuple[list[ScoredViews] | None,
+                                                                                             float | None]:
+    """(the views of each slice of the queries, the top grade of the whole qrels that each slice's
+    ERR then reads), or (None, None) when the run is ranked in one piece."""
+    if rows < 2 * SLICE_ROWS:
+        return None, None
+    threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+    count = min(threads, MAX_SLICES, rows // SLICE_ROWS)
+    if count < 2 or con.execute(f"SELECT count(DISTINCT query_id) FROM {quote_identifier(views.run_view)}"
+                                ).fetchall()[0][0] >= SERIAL_QUERIES:
+        return None, None
+    top = _top_grade(con, views)
+    if top is None or not math.isfinite(top):  # no grade, or one the checks refuse: one pass says so
+        return None, None
+    return _hash_slices(con, views, count), top
+
+
+def _top_grade(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> float | None:
+    """The qrels' largest grade, 0 at least (ERR's default top grade, duckrank.rank_queries' g_max)."""
+    return con.execute(f"SELECT greatest(max(relevance), 0) FROM {quote_identifier(views.qrels_view)}").fetchall()[0][0]
+
+
+def _hash_slices(con: duckdb.DuckDBPyConnection, views: ScoredViews, count: int) -> list[ScoredViews]:
+    """The views in `count` slices of their queries, split by a hash of the query key."""
+    slices = []
+    for index in range(count):
+        names = []
+        for view in (views.run_view, views.qrels_view):
+            name = fresh_name("batch")
+            con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {quote_identifier(view)} "
+                        f"WHERE hash(query_id) % {count} = {index}").fetchall()
+            names.append(name)
+        slices.append(dataclasses.replace(views, run_view=names[0], qrels_view=names[1]))
+    return slices
 
 
 # The corrected estimates f~ by (library, f(R) over the catalog, m, correction): pure functions of
@@ -564,16 +622,6 @@ def corrections(con: duckdb.DuckDBPyConnection, views: ScoredViews, measures: li
 def batched_per_query(con: duckdb.DuckDBPyConnection, views: ScoredViews, measures: list[Measure],
                        conventions: dict[str, Any], batches: int, estimates: dict[int, str]) -> list[str]:
     """The per-query SELECT of each batch of queries (split by a hash of the query key)."""
-    top = con.execute(f"SELECT greatest(max(relevance), 0) FROM {quote_identifier(views.qrels_view)}").fetchall()[0][0]
-    selects = []
-    for batch in range(batches):
-        batch_views = []
-        for view in (views.run_view, views.qrels_view):
-            name = fresh_name("batch")
-            con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {quote_identifier(view)} "
-                        f"WHERE hash(query_id) % {batches} = {batch}").fetchall()
-            batch_views.append(name)
-        part = dataclasses.replace(views, run_view=batch_views[0], qrels_view=batch_views[1])
-        selects.append(per_query_sql(part, measures, ranking_values(part, measures, conventions, g_max=top,
-                                                                    estimates=estimates)))
-    return selects
+    top = _top_grade(con, views)
+    return [per_query_sql(part, measures, ranking_values(part, measures, conventions, g_max=top, estimates=estimates))
+            for part in _hash_slices(con, views, batches)]

@@ -17,7 +17,7 @@ from duckrank._borrowed import BorrowedConnection
 from duckrank._checks import (check_common_queries, check_id_types, empty_typed_as, option_problems, read_top_k_inputs,
                               sampled_measures, subtopic_convention_problems, subtopic_problem, translate_error)
 from duckrank._duckdb_sql import (batched_per_query, corrections, cut_views, lean_case, log_values_sql,
-                                  missing_queries, per_query_sql, query_batches, ranking_values,
+                                  missing_queries, per_query_sql, query_batches, query_slices, ranking_values,
                                   read_training_pairs_once, reshaped, run_summary_sql, run_tags, scored_views,
                                   split_log, subtopic_values_sql, summary_sql, top_k_values_sql, top_lists,
                                   worded_problem)
@@ -219,9 +219,13 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             depth, slices = top_lists(con, views, [m for _, m in top_k], conventions)
         ranked_views = cut_views(con, views, parsed, depth, slices, conventions)
         batches, rows = query_batches(con, ranked_views) if ranked else (1, 0)
+        # a text input is parsed again at every read, and each slice reads the inputs
+        sliceable = ranked and batches == 1 and not any(source.parses_text for source in sources)
+        query_parts, top_grade = query_slices(con, ranked_views, rows) if sliceable else (None, None)
         estimates = corrections(con, ranked_views, parsed, conventions)
-        values = (ranking_values(ranked_views, parsed, conventions, estimates=estimates,
-                                 lean=lean_case([m for m in parsed if m not in diverse_measures], batches), rows=rows)
+        values = (ranking_values(ranked_views, parsed, conventions, g_max=top_grade, estimates=estimates,
+                                 lean=lean_case([m for m in parsed if m not in diverse_measures], batches), rows=rows,
+                                 slices=query_parts)
                   if ranked and batches == 1 else None)
         parts = (batched_per_query(con, ranked_views, parsed, conventions, batches, estimates) if batches > 1
                  else [per_query_sql(ranked_views, parsed, values)] if ranked else [])

@@ -508,16 +508,33 @@ def test_evaluation_library_subset_holds_every_measure():
         assert shared[spelling] == pytest.approx(full[spelling], rel=1e-12, abs=1e-15), spelling
 
 
-@pytest.mark.parametrize("options", [{}, {"ties": "average"}, {"unjudged": "median", "complete": True}])
+def one_top_grade_qrels() -> pd.DataFrame:
+    """data/'s qrels with one judgment raised above every other grade: ERR's default top grade (the
+    whole qrels' largest) is then a grade that all queries but one lack."""
+    qrels = pd.read_parquet(QRELS)
+    qrels.loc[qrels.index[0], "relevance"] = qrels["relevance"].max() + 2
+    return qrels
+
+
+# measures of every kind of pass, METRICS.md's err (its top grade the qrels') among them
+SPLIT_MEASURES = ["err@10", "map", "ndcg", "bpref", "AUC"]
+SPLIT_OPTIONS = [{}, {"ties": "average"}, {"unjudged": "median", "complete": True}]
+
+
+def split_measures(options: dict) -> list[str]:
+    return ["nDCG@10", "P@5"] if options.get("ties") == "average" else SPLIT_MEASURES
+
+
+@pytest.mark.parametrize("options", SPLIT_OPTIONS)
 def test_batches_of_queries_give_the_same_per_query_values(monkeypatch, options):
     """A run too large for the memory limit is scored in batches of queries; every per-query value
-    (ERR's default top grade included, which one batch may lack) is the same as in one pass."""
+    (ERR's default top grade included, which all batches but one lack) is the same as in one pass."""
     from duckrank import evaluation
 
-    measures = ["nDCG@10", "P@5"] if options.get("ties") == "average" else ["ERR@10", "map", "ndcg", "bpref", "AUC"]
+    qrels, measures = one_top_grade_qrels(), split_measures(options)
 
     def per_query():
-        return sorted(duckrank.evaluate(QRELS, RUN, measures, per_query=True, **options).fetchall())
+        return sorted(duckrank.evaluate(qrels, RUN, measures, per_query=True, **options).fetchall())
 
     whole = per_query()
     monkeypatch.setattr(evaluation, "query_batches", lambda con, views: (4, 0))
@@ -538,6 +555,69 @@ def test_a_data_error_in_a_batch_names_the_run_not_the_batch(monkeypatch, severa
     shown = "run 'dense' (DataFrame)" if several else "run (DataFrame)"
     row = frame.iloc[0]
     assert str(error.value).startswith(f"{shown} has 2 rows for query_id '{row.query_id}', doc_id '{row.doc_id}'")
+
+
+@pytest.fixture
+def slice_queries(monkeypatch):
+    """A function that, from its call on, ranks every run of data/ in slices of its queries (its
+    5,000 rows count as many) and returns the slice counts query_slices makes: a test cannot pass
+    by comparing one pass with itself."""
+    from duckrank import _duckdb_sql
+
+    def from_now() -> list[int]:
+        counts: list[int] = []
+        hash_slices = _duckdb_sql._hash_slices
+        monkeypatch.setattr(_duckdb_sql, "_hash_slices", lambda con, views, count: counts.append(count)
+                            or hash_slices(con, views, count))
+        monkeypatch.setattr(_duckdb_sql, "SLICE_ROWS", 10)
+        return counts
+    return from_now
+
+
+@pytest.mark.parametrize("rendering", [False, True])
+@pytest.mark.parametrize("options", SPLIT_OPTIONS)
+def test_slices_of_queries_give_the_same_per_query_values(monkeypatch, slice_queries, rendering, options):
+    """A large run of few queries is ranked in slices of them side by side, in one statement; every
+    per-query value is the same as in one pass, on the lean rendering and the macros, for one run
+    and several, ERR's default top grade included (all slices but one lack it)."""
+    from duckrank import evaluation, lean
+
+    if rendering:
+        pytest.importorskip("sqlglot")
+        monkeypatch.setattr(lean, "RENDER_FROM_CALL", 1)
+    else:
+        monkeypatch.setattr(evaluation, "lean_case", lambda *args: False)
+    qrels, measures = one_top_grade_qrels(), split_measures(options)
+    runs = {"bm25": pd.read_parquet(RUN)}
+    runs["reversed"] = runs["bm25"].assign(score=-runs["bm25"]["score"])
+
+    def per_query(run):
+        return sorted(duckrank.evaluate(qrels, run, measures, per_query=True, threads=4, **options).fetchall())
+
+    whole = {name: per_query(run) for name, run in [*runs.items(), ("both", runs)]}
+    counts = slice_queries()
+    assert {name: per_query(run) for name, run in [*runs.items(), ("both", runs)]} == whole and counts == [4, 4, 4]
+
+
+def test_text_inputs_are_not_sliced(slice_queries, tmp_path):
+    """A CSV file is parsed again each time a statement reads it, and each slice would read it."""
+    run = tmp_path / "run.csv"
+    pd.read_parquet(RUN).to_csv(run, index=False)
+    counts = slice_queries()
+    assert duckrank.evaluate(QRELS, run, ["map"], threads=4) == duckrank.evaluate(QRELS, RUN, ["map"], threads=4)
+    assert counts == [4]  # the Parquet run's call alone
+
+
+def test_a_data_error_in_a_slice_names_the_run(slice_queries):
+    counts = slice_queries()
+    frame = pd.read_parquet(RUN)
+    repeated = pd.concat([frame, frame.iloc[:1]])
+    with pytest.raises(duckrank.InputError) as error:
+        duckrank.evaluate(QRELS, repeated, ["map"], threads=2)
+    row = frame.iloc[0]
+    assert counts == [2]
+    assert str(error.value).startswith(f"run (DataFrame) has 2 rows for query_id '{row.query_id}', "
+                                       f"doc_id '{row.doc_id}'")
 
 
 def test_summaries_are_the_same_bits_whatever_the_threads():

@@ -44,6 +44,7 @@ class InputView:
     name: str | None = None  # a TREC text run's name: the tag of its last line, as trec_eval's runid
     inner_view: str | None = None  # a view of the input as given (a list run's rows), for messages
     given: str | None = None  # the path (or '-') or table name as given; None for an object
+    parses_text: bool = False  # the view parses a text file (CSV, TSV, JSON lines) each time it is read
 
     @property
     def label(self) -> str:
@@ -65,6 +66,7 @@ class _Read:
     trec: bool = False
     source: Source | None = None
     given: str | None = None  # the path (or '-') or table name as given; None for an object
+    parses_text: bool = False
 
 
 def _read_file(con: duckdb.DuckDBPyConnection, source: Source, fmt: str, kind: str, subtopics: bool = False) -> _Read:
@@ -79,9 +81,9 @@ def _read_file(con: duckdb.DuckDBPyConnection, source: Source, fmt: str, kind: s
     # a local file's bytes decide its compression; a glob's files go by their names (DuckDB's 'auto')
     options = {"compression": compression or "none"} if source.is_file else {}
     if fmt in ("csv", "tsv"):
-        return _Read(con.read_csv(path, header=True, sep="\t" if fmt == "tsv" else ",", **options))
+        return _Read(con.read_csv(path, header=True, sep="\t" if fmt == "tsv" else ",", **options), parses_text=True)
     if fmt == "jsonl":
-        return _Read(con.read_json(path, format="newline_delimited", **options))
+        return _Read(con.read_json(path, format="newline_delimited", **options), parses_text=True)
     trec = read_trec(con, source, fmt, kind, subtopics)
     return _Read(trec.relation, name=trec.tag, trec=True)
 
@@ -232,7 +234,7 @@ def read_table(con: duckdb.DuckDBPyConnection, source: Any, kind: str, *, fmt: s
     # A TREC text file is one run, as trec_eval reads it: its tags are kept (duckrank convert writes
     # them back) but do not split it; its name is its last line's tag.
     return InputView(view, kind, read.shown, types, keep_run_id and not read.trec,
-                     read.name if kind == "run" else None, inner_view, read.given)
+                     read.name if kind == "run" else None, inner_view, read.given, read.parses_text)
 
 
 
