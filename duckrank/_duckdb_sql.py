@@ -44,6 +44,12 @@ class ScoredViews:
     qrels_view: str
     runs: list[str]
     by: list[str] = field(default_factory=list)
+    # Several runs keyed by run alone: their rows keyed by duckrank_key {run, query} beside the plain
+    # query_id, and the qrels as given, which duckrank.rank_queries_lean judges every run by at once,
+    # so a sweep of 100 runs groups its qrels once, not 100 times (complete := false: its zero-filled
+    # queries would have no key)
+    shared_run_view: str | None = None
+    shared_qrels_view: str | None = None
 
     @property
     def keyed(self) -> bool:
@@ -177,6 +183,9 @@ def scored_views(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: I
     else:  # every run is judged on every qrels query, so complete := true still sees missed queries
         con.execute(f"CREATE TEMP VIEW {views.qrels_view} AS SELECT struct_pack(run := r.run, query := q.query_id) "
                     f"AS query_id, q.doc_id, q.relevance{subtopic} FROM {qrels.view} q CROSS JOIN (VALUES {values}) r(run)").fetchall()
+        views.shared_run_view, views.shared_qrels_view = fresh_name("runs"), qrels.view
+        con.execute(f"CREATE TEMP VIEW {views.shared_run_view} AS SELECT struct_pack(run := run, query := query_id) "
+                    f"AS duckrank_key, query_id, doc_id, score FROM ({union})").fetchall()
     return views
 
 
@@ -211,24 +220,27 @@ def ranking_values(views: ScoredViews, measures: list[Measure], conventions: dic
     slices: views of disjoint sets of the queries (query_slices), each ranked by a pass of its own
     whose rows the pass's CTE unites; the views themselves when None."""
     empty = sql_literal(conventions["empty"])
-    parts = slices or [views]
     ctes, values = [], []
     for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
+        shared = (views.shared_run_view is not None and ranking.relation == "rank_queries_lean"
+                  and not ranking.arguments["complete"])
+        parts = [dataclasses.replace(part, run_view=part.shared_run_view, qrels_view=part.shared_qrels_view)
+                 if shared else part for part in slices or [views]]
+        key = "q.duckrank_key AS query_id" if shared else "q.query_id"
         per_query = [measures[i].metric.per_query_value(measures[i].aggregate_sql(), "q.num_rel", empty)
                      for i in ranking.measures]
         # the first slice decides whether the pass renders lean; the others then find it rendered
         rendered = (lean_pass_sql(ranking.relation, ranking.relation_arguments, per_query, parts[0].run_view,
-                                  parts[0].qrels_view, rows) if lean else None)
+                                  parts[0].qrels_view, rows, key) if lean else None)
         if rendered is not None:
             selects = [rendered, *(lean_pass_sql(ranking.relation, ranking.relation_arguments, per_query,
-                                                 part.run_view, part.qrels_view, rows) for part in parts[1:])]
+                                                 part.run_view, part.qrels_view, rows, key) for part in parts[1:])]
             values.extend((i, f"g{group}", f"v{j}") for j, i in enumerate(ranking.measures))
         else:
             aggregates = [measures[i].aggregate_sql() if measures[i].catalog is None
                           else measures[i].sampled_sql((estimates or {}).get(i)) for i in ranking.measures]
             computed = ", ".join(f"{aggregate} AS m{i}" for i, aggregate in zip(ranking.measures, aggregates))
-            selects = [f"SELECT q.query_id, q.num_rel, {computed} FROM {_ranked_call(part, ranking)} q"
-                       for part in parts]
+            selects = [f"SELECT {key}, q.num_rel, {computed} FROM {_ranked_call(part, ranking)} q" for part in parts]
             values.extend((i, f"g{group}", measures[i].metric.per_query_value(f"m{i}", "num_rel", empty))
                           for i in ranking.measures)
         ctes.append(f"g{group} AS ({' UNION ALL '.join(f'SELECT * FROM ({select})' for select in selects)})"
@@ -572,16 +584,18 @@ def _top_grade(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> float | No
 
 
 def _hash_slices(con: duckdb.DuckDBPyConnection, views: ScoredViews, count: int) -> list[ScoredViews]:
-    """The views in `count` slices of their queries, split by a hash of the query key."""
+    """The views in `count` slices of their queries, split by a hash of the query id (each pair of
+    views by its own: the struct key of the keyed views, the plain id of the shared ones)."""
     slices = []
     for index in range(count):
-        names = []
-        for view in (views.run_view, views.qrels_view):
-            name = fresh_name("batch")
-            con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {quote_identifier(view)} "
-                        f"WHERE hash(query_id) % {count} = {index}").fetchall()
-            names.append(name)
-        slices.append(dataclasses.replace(views, run_view=names[0], qrels_view=names[1]))
+        names: dict[str, str | None] = {}
+        for kind in ("run_view", "qrels_view", "shared_run_view", "shared_qrels_view"):
+            view = getattr(views, kind)
+            if view is not None:
+                names[kind] = fresh_name("batch")
+                con.execute(f"CREATE TEMP VIEW {names[kind]} AS SELECT * FROM {quote_identifier(view)} "
+                            f"WHERE hash(query_id) % {count} = {index}").fetchall()
+        slices.append(dataclasses.replace(views, **names))
     return slices
 
 

@@ -56,16 +56,17 @@ _asked: Counter[tuple] = Counter()
 
 
 def pass_sql(relation: str, arguments: dict[str, Any], values: list[str], run_view: str, qrels_view: str,
-             rows: int = 0) -> str | None:
-    """SELECT q.query_id, q.num_rel, <value 0> AS v0, ... FROM (<the ranked relation>) q for one
+             rows: int = 0, query_key: str = "q.query_id") -> str | None:
+    """SELECT <query_key>, q.num_rel, <value 0> AS v0, ... FROM (<the ranked relation>) q for one
     ranking pass over two views: its relation (duckrank.rank_queries or rank_queries_lean) and that
     macro's arguments after qrels and run (RankingPass), and
     the per-query value of each of its measures as SQL over the ranked row `q`, e.g.
     CAST(duckrank.empty_policy(duckrank.ndcg_of(q, 10, 'qrels'), q.num_rel, 'zero') AS DOUBLE).
-    rows: the run's. None while the pass is neither stored nor worth rendering yet: the caller calls
-    the macros."""
+    rows: the run's. query_key: the key the rows lead with (q.query_id, or the ranking's key of
+    several runs, q.duckrank_key AS query_id). None while the pass is neither stored nor worth
+    rendering yet: the caller calls the macros."""
     key = (relation, tuple((name, tuple(sorted(value.items())) if isinstance(value, dict) else value)
-                           for name, value in arguments.items()), tuple(values))
+                           for name, value in arguments.items()), tuple(values), query_key)
     if len(_asked) > 1000:
         _asked.clear()
     _asked[key] += 1
@@ -172,7 +173,8 @@ def _kept(key: tuple, template: str) -> str:
     return template
 
 
-def _pass_template(relation: str, arguments: tuple[tuple[str, Any], ...], values: tuple[str, ...]) -> str:
+def _pass_template(relation: str, arguments: tuple[tuple[str, Any], ...], values: tuple[str, ...],
+                   query_key: str) -> str:
     """pass_sql over RUN_VIEW and QRELS_VIEW, a gain map as sorted pairs."""
     from sqlglot import exp
 
@@ -186,7 +188,7 @@ def _pass_template(relation: str, arguments: tuple[tuple[str, Any], ...], values
     if shared:
         source = f"SELECT q.*{''.join(f', {_duckdb(tree)} AS s{i}' for i, tree in enumerate(shared))} FROM ({source}) q"
     columns = "".join(f", {_duckdb(expression)} AS v{i}" for i, expression in enumerate(expressions))
-    return f"SELECT q.query_id, q.num_rel{columns} FROM ({source}) q"
+    return f"SELECT {query_key}, q.num_rel{columns} FROM ({source}) q"
 
 
 def shared_subexpressions(values: list[Any]) -> tuple[list[Any], list[Any]]:

@@ -387,7 +387,11 @@ COMMENT ON MACRO TABLE duckrank.rank_queries IS 'the ranked relation every metri
 -- once, the run is joined and each query's entries sorted in one aggregate, and the data's problems
 -- are counted on the way: a NULL id, a score or grade that is not a finite number, a doc listed
 -- twice (by 64-bit hashes of its ids) or judged twice with different grades. Any such problem
--- raises an error that says only that; duckrank.rank_queries names it.
+-- raises an error that says only that; duckrank.rank_queries names it. A run with a duckrank_key
+-- column holds several rankings of a query (the DuckDB engine's several runs, keyed {run, query}):
+-- each (duckrank_key, query_id) is ranked on its own and judged by its query_id's qrels, grouped
+-- once for all of them, and leads its row; complete := true adds a query that no ranking has under
+-- a NULL key, so the engine scores such runs with every qrels query keyed instead.
 CREATE OR REPLACE MACRO duckrank.rank_queries_lean(qrels, run, rel_level, max_rank, complete, gain, gain_map, g_max,
         judged_only) AS TABLE
 WITH
@@ -399,20 +403,21 @@ qrels_docs AS MATERIALIZED (
     GROUP BY query_id, doc_id
 ),
 ranked_docs AS MATERIALIZED (
-    SELECT query_id, num_ret, problems,
+    SELECT * EXCLUDE (sorted, top, stop_scale),
            duckrank.ranking_docs(top, NOT judged_only, num_ret, NULL, CAST(NULL AS STRUCT(rel DOUBLE, gain DOUBLE)[]),
                                  rel_level, gain, gain_map, stop_scale) AS docs
     FROM (SELECT *, sorted[1:num_ret] AS top
           FROM (SELECT *, least(len(sorted), coalesce(max_rank, len(sorted))) AS num_ret
-                FROM (SELECT r.query_id,
+                FROM (SELECT r.* EXCLUDE (doc_id, score),  -- the ranking's key: [duckrank_key,] query_id
                              list_reverse_sort(list(duckrank.ranking_entry(r.score, r.doc_id, q.grade))) AS sorted,
                              count(*) FILTER (WHERE r.query_id IS NULL OR r.doc_id IS NULL OR r.score IS NULL
                                                     OR NOT isfinite(r.score))
                                  + count(*) - list_unique(list(hash(r.doc_id))) AS problems
-                      FROM (SELECT query_id, doc_id, CAST(score AS DOUBLE) AS score
+                      FROM (SELECT COLUMNS(lambda c: c IN ('duckrank_key', 'query_id')), doc_id,
+                                   CAST(score AS DOUBLE) AS score
                             FROM query_table(CAST(run AS VARCHAR))) r
                       LEFT JOIN qrels_docs q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
-                      GROUP BY r.query_id)))
+                      GROUP BY ALL)))
     CROSS JOIN (SELECT coalesce(CAST(g_max AS DOUBLE), greatest(max(grade), 0)) AS stop_scale FROM qrels_docs)
 ),
 query_stats AS MATERIALIZED (
@@ -437,9 +442,9 @@ guard AS (
                            || 'a doc listed twice or judged twice with different grades; '
                            || 'duckrank.rank_queries names the row') END AS fired
 )
-SELECT s.query_id, coalesce(r.docs, []) AS docs, s.ideal, coalesce(r.num_ret, 0) AS num_ret,
-       s.num_rel, s.num_nonrel, s.num_judged, s.top_grade, r.query_id IS NULL AND coalesce(max_rank, 1) > 0 AS zero_filled,
-       NOT judged_only AS all_docs, 'trec' AS tie_rule
+SELECT r.* EXCLUDE (query_id, num_ret, problems, docs), s.query_id, coalesce(r.docs, []) AS docs, s.ideal,
+       coalesce(r.num_ret, 0) AS num_ret, s.num_rel, s.num_nonrel, s.num_judged, s.top_grade,
+       r.query_id IS NULL AND coalesce(max_rank, 1) > 0 AS zero_filled, NOT judged_only AS all_docs, 'trec' AS tie_rule
 FROM query_stats s
 LEFT JOIN ranked_docs r ON r.query_id = s.query_id
 WHERE (complete OR r.query_id IS NOT NULL) AND (SELECT count(fired) FROM guard) = 0;

@@ -620,6 +620,36 @@ def test_a_data_error_in_a_slice_names_the_run(slice_queries):
                                        f"doc_id '{row.doc_id}'")
 
 
+@pytest.mark.parametrize("rendering", [False, True])
+@pytest.mark.parametrize("options", [{}, {"complete": True}, {"rel_level": 2, "gain": "exp"}])
+def test_several_runs_are_judged_by_one_grouping_of_the_qrels(monkeypatch, rendering, options):
+    """Several runs are ranked in one pass whose qrels side (judgments grouped by query, ideal
+    rankings) is computed once for all of them, not once per run, except under complete := true
+    (a query a run lacks needs the run's key): each run's per-query values are those it has alone."""
+    from duckrank import _duckdb_sql, evaluation, lean
+
+    if rendering:
+        pytest.importorskip("sqlglot")
+        monkeypatch.setattr(lean, "RENDER_FROM_CALL", 1)
+    else:
+        monkeypatch.setattr(evaluation, "lean_case", lambda *args: False)
+    passes = []
+    ranking_values = _duckdb_sql.ranking_values
+    monkeypatch.setattr(evaluation, "ranking_values", lambda *args, **kwargs: passes.append(
+        ranking_values(*args, **kwargs)) or passes[-1])
+    frame = pd.read_parquet(RUN)
+    runs = {"bm25": frame, "reversed": frame.assign(score=-frame["score"]),
+            "fewer": frame[frame["query_id"] > frame["query_id"].min()]}  # lacks a query
+    measures = ["map", "ndcg@10", "err@10", "bpref", "P@5", "num_ret", "AUC"]
+    together = duckrank.evaluate(QRELS, runs, measures, per_query=True, **options).fetchall()
+    shared = ["q.duckrank_key AS query_id" in cte for cte in passes.pop().ctes]
+    assert shared and all(shared) != bool(options.get("complete")), shared
+    for name, run in runs.items():
+        alone = duckrank.evaluate(QRELS, run, measures, per_query=True, **options).fetchall()
+        assert sorted(row[1:] for row in together if row[0] == name) == sorted(alone), name
+    assert {row[0] for row in together} == set(runs)
+
+
 def test_summaries_are_the_same_bits_whatever_the_threads():
     """Means are summed in query order, so the summary does not depend on DuckDB's parallelism."""
     measures = ["map", "ndcg", "P@10", "gm_map", "bpref"]
