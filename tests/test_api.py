@@ -574,8 +574,10 @@ def slice_queries(monkeypatch):
     return from_now
 
 
-@pytest.mark.parametrize("rendering", [False, True])
-@pytest.mark.parametrize("options", SPLIT_OPTIONS)
+# the quick run keeps the macro path under the default options (the lean path under each)
+@pytest.mark.parametrize("rendering, options", [
+    pytest.param(rendering, options, marks=[pytest.mark.slow] if not rendering and options else [])
+    for rendering in (False, True) for options in SPLIT_OPTIONS])
 def test_slices_of_queries_give_the_same_per_query_values(monkeypatch, slice_queries, rendering, options):
     """A large run of few queries is ranked in slices of them side by side, in one statement; every
     per-query value is the same as in one pass, on the lean rendering and the macros, for one run
