@@ -549,12 +549,12 @@ def query_batches(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> tuple[i
 
 
 # A pass's list work after its aggregate (each query's sort, its docs, the measures) runs on one
-# thread per chunk of queries the aggregate hands on, and fewer than about 4,096 queries came in one
-# (measured: 1,000 to 3,000 groups of 2 M rows took as long on two threads as on one, 5,000 half as
-# long): W1M, 1,000 queries of 1,000 docs, kept one of two cores busy for most of its statement.
-# A run of SLICE_ROWS rows or more with fewer queries is ranked in slices of its queries, a pass per
-# slice in the one statement, which DuckDB runs side by side: W1M's statement 0.57 -> 0.45 s on 2
-# cores. Each slice reads the inputs and is bound once more, so the slices are few, and a run of
+# thread per chunk of queries the aggregate hands on, so fewer than about 4,096 queries keep it on
+# one thread (measured: 1,000 to 3,000 groups of 2 M rows took as long on two threads as on one,
+# 5,000 half as long): W1M, 1,000 queries of 1,000 docs, kept one of two cores busy for most of its
+# statement. A run of 2 * SLICE_ROWS rows or more with fewer rankings is ranked in slices of its
+# queries, a pass per slice in the one statement, which DuckDB runs side by side: W1M's statement
+# 0.57 -> 0.45 s on 2 cores. Each slice reads the inputs and is bound once more, so the slices are few, and a run of
 # more queries is not sliced (W10M in 2 slices: 4.4 -> 5.3 s).
 SLICE_ROWS = 250_000
 SERIAL_QUERIES = 4_096
@@ -569,13 +569,23 @@ def query_slices(con: duckdb.DuckDBPyConnection, views: ScoredViews, rows: int) 
         return None, None
     threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
     count = min(threads, MAX_SLICES, rows // SLICE_ROWS)
-    if count < 2 or con.execute(f"SELECT count(DISTINCT query_id) FROM {quote_identifier(views.run_view)}"
-                                ).fetchall()[0][0] >= SERIAL_QUERIES:
+    if count < 2 or _rankings(con, views) >= SERIAL_QUERIES:
         return None, None
     top = _top_grade(con, views)
     if top is None or not math.isfinite(top):  # no grade, or one the checks refuse: one pass says so
         return None, None
     return _hash_slices(con, views, count), top
+
+
+def _rankings(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> int:
+    """About how many rankings a pass sorts: the queries the qrels judge, in each run. Counted in
+    the qrels, which are smaller than the run and not keyed by run (the run's {run, query} keys of a
+    100-run sweep took 18 ms to count, its qrels' queries 1); a run's unjudged queries are left out."""
+    if views.shared_qrels_view is not None:
+        judged = con.execute(f"SELECT count(DISTINCT query_id) FROM {quote_identifier(views.shared_qrels_view)}"
+                             ).fetchall()[0][0]
+        return judged * len(views.runs)
+    return con.execute(f"SELECT count(DISTINCT query_id) FROM {quote_identifier(views.qrels_view)}").fetchall()[0][0]
 
 
 def _top_grade(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> float | None:
