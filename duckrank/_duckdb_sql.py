@@ -554,8 +554,8 @@ def query_batches(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> tuple[i
 # 5,000 half as long): W1M, 1,000 queries of 1,000 docs, kept one of two cores busy for most of its
 # statement. A run of 2 * SLICE_ROWS rows or more with fewer rankings is ranked in slices of its
 # queries, a pass per slice in the one statement, which DuckDB runs side by side: W1M's statement
-# 0.57 -> 0.45 s on 2 cores. Each slice reads the inputs and is bound once more, so the slices are few, and a run of
-# more queries is not sliced (W10M in 2 slices: 4.4 -> 5.3 s).
+# 0.57 -> 0.45 s on 2 cores. Each slice reads the inputs and is bound once more, so the slices are
+# few, and a run of more queries is not sliced (W10M in 2 slices: 4.4 -> 5.3 s).
 SLICE_ROWS = 250_000
 SERIAL_QUERIES = 4_096
 MAX_SLICES = 8
@@ -581,16 +581,20 @@ def _rankings(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> int:
     """About how many rankings a pass sorts: the queries the qrels judge, in each run. Counted in
     the qrels, which are smaller than the run and not keyed by run (the run's {run, query} keys of a
     100-run sweep took 18 ms to count, its qrels' queries 1); a run's unjudged queries are left out."""
-    if views.shared_qrels_view is not None:
-        judged = con.execute(f"SELECT count(DISTINCT query_id) FROM {quote_identifier(views.shared_qrels_view)}"
-                             ).fetchall()[0][0]
-        return judged * len(views.runs)
-    return con.execute(f"SELECT count(DISTINCT query_id) FROM {quote_identifier(views.qrels_view)}").fetchall()[0][0]
+    judged = con.execute(f"SELECT count(DISTINCT query_id) FROM {quote_identifier(_judgments(views))}"
+                         ).fetchall()[0][0]
+    return judged * len(views.runs) if views.shared_qrels_view is not None else judged
+
+
+def _judgments(views: ScoredViews) -> str:
+    """The smallest view of the qrels: as given when the runs share them, else the (keyed) view."""
+    return views.shared_qrels_view or views.qrels_view
 
 
 def _top_grade(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> float | None:
     """The qrels' largest grade, 0 at least (ERR's default top grade, duckrank.rank_queries' g_max)."""
-    return con.execute(f"SELECT greatest(max(relevance), 0) FROM {quote_identifier(views.qrels_view)}").fetchall()[0][0]
+    return con.execute(f"SELECT greatest(max(relevance), 0) FROM {quote_identifier(_judgments(views))}"
+                       ).fetchall()[0][0]
 
 
 def _hash_slices(con: duckdb.DuckDBPyConnection, views: ScoredViews, count: int) -> list[ScoredViews]:
