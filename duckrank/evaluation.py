@@ -16,12 +16,12 @@ import duckdb
 from duckrank._borrowed import BorrowedConnection
 from duckrank._checks import (check_common_queries, check_id_types, empty_typed_as, option_problems, read_top_k_inputs,
                               sampled_measures, subtopic_convention_problems, subtopic_problem, translate_error)
-from duckrank._duckdb_sql import (batched_per_query, corrections, cut_views, lean_case, log_values_sql,
-                                  missing_queries, per_query_sql, query_batches, query_slices, ranking_values,
-                                  read_training_pairs_once, reshaped, run_summary_sql, run_tags, scored_views,
-                                  split_log, subtopic_values_sql, summary_sql, top_k_values_sql, top_lists,
-                                  worded_problem)
+from duckrank._duckdb_sql import (corrections, cut_views, lean_case, log_values_sql, missing_queries, per_query_sql,
+                                  ranking_values, read_training_pairs_once, reshaped, run_summary_sql, run_tags,
+                                  scored_views, split_log, subtopic_values_sql, summary_sql, top_k_values_sql,
+                                  top_lists, worded_problem)
 from duckrank._library import configure, connect, holds_library, interruptible, load_as_guest, shared_cursor
+from duckrank._partitions import batched_per_query, query_batches, query_slices
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank._sql import literal as sql_text
 from duckrank.errors import DuckrankError, InputError, OptionError, one_per_line

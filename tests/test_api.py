@@ -562,14 +562,14 @@ def slice_queries(monkeypatch):
     """A function that, from its call on, ranks every run of data/ in slices of its queries (its
     5,000 rows count as many) and returns the slice counts query_slices makes: a test cannot pass
     by comparing one pass with itself."""
-    from duckrank import _duckdb_sql
+    from duckrank import _partitions
 
     def from_now() -> list[int]:
         counts: list[int] = []
-        hash_slices = _duckdb_sql._hash_slices
-        monkeypatch.setattr(_duckdb_sql, "_hash_slices", lambda con, views, count: counts.append(count)
+        hash_slices = _partitions.hash_slices
+        monkeypatch.setattr(_partitions, "hash_slices", lambda con, views, count: counts.append(count)
                             or hash_slices(con, views, count))
-        monkeypatch.setattr(_duckdb_sql, "SLICE_ROWS", 10)
+        monkeypatch.setattr(_partitions, "SLICE_ROWS", 10)
         return counts
     return from_now
 
