@@ -15,7 +15,7 @@ from duckrank._library import library_digest, memory_problem
 from duckrank._sql import fresh_name, quote_identifier
 from duckrank.errors import DuckrankError, InputError, OptionError, Problem, quoted, subject
 from duckrank.inputs import SUBTOPIC, InputView, StandardInput, read_items, read_table
-from duckrank.measures import Measure, sql_literal
+from duckrank.measures import Measure, option_literal
 from duckrank.options import CONVENTIONS, OPTIONS, SUBTOPIC_TIES, SUBTOPIC_UNJUDGED
 from duckrank.registry import METRICS
 
@@ -54,7 +54,7 @@ _CHECKABLE = {**{name: convention.param for name, convention in CONVENTIONS.item
 
 def _given_sql(given: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """Given values as (name, SQL literal) in declaration order: one set to check, and its key."""
-    return tuple((name, sql_literal(given[name])) for name in _CHECKABLE if name in given)
+    return tuple((name, option_literal(given[name])) for name in _CHECKABLE if name in given)
 
 
 def _checked(values: tuple[tuple[str, str], ...]) -> list[str]:

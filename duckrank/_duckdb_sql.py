@@ -14,13 +14,13 @@ import duckdb
 from duckrank._checks import check_key_types, check_one_segment, translate_error
 from duckrank._library import library_digest
 from duckrank._sql import fresh_name, fresh_names_in, quote_identifier
-from duckrank._sql import literal as sql_text
+from duckrank._sql import sql_literal
 from duckrank.errors import InputError, OptionError, quoted_path
 from duckrank.inputs import SUBTOPIC, InputView
 from duckrank.lean import CHECK_FIRED
 from duckrank.lean import available as lean_available
 from duckrank.lean import pass_sql as lean_pass_sql
-from duckrank.measures import Measure, sql_literal
+from duckrank.measures import Measure, option_literal
 from duckrank.options import EMPTY_GAIN_MAP, OPTIONS, SUBTOPIC_OPTIONS
 from duckrank.plan import SUMMARY_SQL, RankingPass, ranking_passes, reads_top_lists
 
@@ -57,7 +57,7 @@ class ScoredViews:
     def key_columns(self) -> list[tuple[str, str]]:
         """(output column, SQL expression over query_id) for run and each segment column."""
         if not self.keyed:
-            return [("run", sql_text(self.runs[0]))]
+            return [("run", sql_literal(self.runs[0]))]
         return [("run", "query_id.run"), *((name, f"query_id.by_{i}") for i, name in enumerate(self.by))]
 
     def query_expression(self) -> str:
@@ -79,8 +79,8 @@ def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[
     value = f"CASE measure_index {rules} END" if rules else "NULL"
     spread = [i for i in summarised if std and measures[i].summary == "mean"]
     spread_sql = f"CASE WHEN measure_index IN ({', '.join(map(str, spread))}) THEN {_STD_SQL} END" if spread else "NULL"
-    run_names = ", ".join(f"({i}, {sql_text(name)})" for i, name in enumerate(runs))
-    measure_rows = ", ".join(f"({i}, {sql_text(measures[i].spelling)}, {_unscored_sql(measures[i])})"
+    run_names = ", ".join(f"({i}, {sql_literal(name)})" for i, name in enumerate(runs))
+    measure_rows = ", ".join(f"({i}, {sql_literal(measures[i].spelling)}, {_unscored_sql(measures[i])})"
                              for i in summarised)
     return (f"SELECT r.run, {by_sql}m.measure || x.suffix AS measure, "
             f"       CASE WHEN s.scored IS NULL THEN (CASE WHEN x.spread THEN {_NAN_SQL} ELSE m.unscored END) "
@@ -92,7 +92,7 @@ def summary_sql(source: str, runs: list[str], measures: list[Measure], by: list[
             f"      {spread_sql} AS std, true AS scored "
             f"      FROM {source} WHERE measure_index IN ({', '.join(map(str, summarised)) or 'NULL'}) "
             f"      GROUP BY run_index, {by_sql}measure_index) s USING (run_index, measure_index) "
-            f"JOIN (VALUES (false, ''), (true, {sql_text(STD_SUFFIX)})) x(spread, suffix) "
+            f"JOIN (VALUES (false, ''), (true, {sql_literal(STD_SUFFIX)})) x(spread, suffix) "
             f"  ON NOT x.spread OR m.measure_index IN ({', '.join(map(str, spread)) or 'NULL'}) "
             f"WHERE m.measure_index IS NOT NULL "
             f"ORDER BY r.run_index, {by_sql}m.measure_index, x.spread")
@@ -136,14 +136,14 @@ def scored_views(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: I
                if source.has_run_id else [])
         if len(ids) <= 1:
             run_names = names or ids or [source.name or _path_of(source)]
-            union = f"SELECT {sql_text(run_names[0])} AS run, query_id, doc_id, score{segments} FROM {source.view}"
+            union = f"SELECT {sql_literal(run_names[0])} AS run, query_id, doc_id, score{segments} FROM {source.view}"
         else:
             run_names = ids
             union = f"SELECT run_id AS run, query_id, doc_id, score{segments} FROM {source.view}"
     else:
         run_names = names or [_path_of(source) for source in runs]
         union = " UNION ALL ".join(
-            f"SELECT {sql_text(name)} AS run, query_id, doc_id, score{segments} FROM {source.view}"
+            f"SELECT {sql_literal(name)} AS run, query_id, doc_id, score{segments} FROM {source.view}"
             for name, source in zip(run_names, runs))
     if len(set(run_names)) != len(run_names):
         repeated = next(name for name in run_names if run_names.count(name) > 1)
@@ -156,7 +156,7 @@ def scored_views(con: duckdb.DuckDBPyConnection, runs: list[InputView], qrels: I
     con.execute(f"CREATE TEMP VIEW {views.run_view} AS SELECT struct_pack(run := run{fields}, query := query_id) "
                 f"AS query_id, doc_id, score FROM ({union})").fetchall()
     subtopic = ", q.subtopic" if SUBTOPIC in qrels.columns else ""
-    values = ", ".join(f"({sql_text(n)})" for n in run_names)
+    values = ", ".join(f"({sql_literal(n)})" for n in run_names)
     if by:  # a query's judgments go to every (run, segment) the query appears in
         keys = ", ".join(["run", *(f"by_{i}" for i in range(len(by))), "query_id"])
         from_keys = "".join(f", by_{i} := k.by_{i}" for i in range(len(by)))
@@ -194,9 +194,9 @@ def _ranked_call(views: ScoredViews, ranking: RankingPass, worded: bool = False)
     data problem."""
     relation, arguments = (("rank_queries", ranking.arguments) if worded
                            else (ranking.relation, ranking.relation_arguments))
-    args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not value else sql_literal(value)
+    args = ", ".join(EMPTY_GAIN_MAP if name == "gain_map" and not value else option_literal(value)
                      for name, value in arguments.items())
-    return f"duckrank.{relation}({sql_text(views.qrels_view)}, {sql_text(views.run_view)}, {args})"
+    return f"duckrank.{relation}({sql_literal(views.qrels_view)}, {sql_literal(views.run_view)}, {args})"
 
 
 @dataclass(frozen=True)
@@ -218,7 +218,7 @@ def ranking_values(views: ScoredViews, measures: list[Measure], conventions: dic
     renders it (rows: the run's, which can make that the first call), for the cases lean_case admits.
     slices: views of disjoint sets of the queries (query_slices), each ranked by a pass of its own
     whose rows the pass's CTE unites; the views themselves when None."""
-    empty = sql_literal(conventions["empty"])
+    empty = option_literal(conventions["empty"])
     ctes, values = [], []
     for group, ranking in enumerate(ranking_passes(measures, conventions, g_max)):
         shared = (views.shared_run_view is not None and ranking.relation == "rank_queries_lean"
@@ -274,8 +274,8 @@ def run_summary_sql(run: str, measures: list[Measure], ranked: RankingValues) ->
                                for i, _ in values)
         summaries.append(f"(SELECT {aggregates} FROM (SELECT query_id, {columns} FROM {group}))")
     ordered = sorted(i for values in passes.values() for i, _ in values)
-    return (f"WITH {', '.join(ranked.ctes)} SELECT {sql_text(run)} AS run, "
-            f"unnest([{', '.join(sql_text(measures[i].spelling) for i in ordered)}]) AS measure, "
+    return (f"WITH {', '.join(ranked.ctes)} SELECT {sql_literal(run)} AS run, "
+            f"unnest([{', '.join(sql_literal(measures[i].spelling) for i in ordered)}]) AS measure, "
             f"unnest([{', '.join(f'CASE WHEN n{i} > 0 THEN s{i} ELSE {_unscored_sql(measures[i])} END' for i in ordered)}])"
             f" AS value, unnest([{', '.join(f'n{i} > 0' for i in ordered)}]) AS scored FROM {', '.join(summaries)}")
 
@@ -305,7 +305,7 @@ def subtopic_values_sql(views: ScoredViews, measures: list[tuple[int, Measure]],
     """The diversity measures (sql/34_diversity_metrics.sql): one duckrank.rank_subtopics pass per
     relevance level, complete and unjudged rule and alpha, its measures' values unnested into rows."""
     keys = "".join(f"{expression} AS {quote_identifier(name)}, " for name, expression in views.key_columns())
-    empty = sql_literal(conventions["empty"])
+    empty = option_literal(conventions["empty"])
     groups: dict[tuple, list[tuple[int, Measure]]] = {}
     for index, measure in measures:
         complete = measure.complete if measure.complete is not None else conventions["complete"]
@@ -314,7 +314,7 @@ def subtopic_values_sql(views: ScoredViews, measures: list[tuple[int, Measure]],
         groups.setdefault(key, []).append((index, measure))
     selects = []
     for (rel_level, complete, unjudged, *options), members in groups.items():
-        arguments = ", ".join(sql_literal(value) for value in (
+        arguments = ", ".join(option_literal(value) for value in (
             rel_level, conventions["ties"], conventions["max_rank"], complete, unjudged, conventions["duplicates"],
             *options))
         indexes = ", ".join(str(index) for index, _ in members)
@@ -323,7 +323,8 @@ def subtopic_values_sql(views: ScoredViews, measures: list[tuple[int, Measure]],
         selects.append(
             f"SELECT * FROM (SELECT {keys}{views.query_expression()} AS query_id, unnest([{indexes}]) AS measure_index, "
             f"unnest([{values}]) AS value, CAST(NULL AS VARCHAR) AS text "
-            f"FROM duckrank.rank_subtopics({sql_text(views.qrels_view)}, {sql_text(views.run_view)}, {arguments}) q) "
+            f"FROM duckrank.rank_subtopics({sql_literal(views.qrels_view)}, {sql_literal(views.run_view)}, "
+            f"{arguments}) q) "
             f"WHERE value IS NOT NULL")
     return " UNION ALL ".join(selects)
 
@@ -367,17 +368,17 @@ def log_values_sql(con: duckdb.DuckDBPyConnection, views: ScoredViews, measures:
         source = log_view
         if views.keyed:
             source = fresh_name("log_slice")
-            condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_text(value)}"
+            condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_literal(value)}"
                                      for (_, expression), value in zip(key_columns, values))
             con.execute(f"CREATE TEMP VIEW {source} AS SELECT query_id, score, label FROM {log_view} "
                         f"WHERE {condition}").fetchall()
-        constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
+        constants = "".join(f"{sql_literal(value)} AS {quote_identifier(name)}, "
                             for (name, _), value in zip(key_columns, values))
         for index, measure in measures:
             level = measure.level(rel_level)
             call = measure.metric.aggregate.format(
-                log=sql_text(source), rel_level=sql_literal(level),
-                **{name: sql_literal(value) for name, value in measure.params.items()})
+                log=sql_literal(source), rel_level=option_literal(level),
+                **{name: option_literal(value) for name, value in measure.params.items()})
             selects.append(f"SELECT {constants}NULL AS query_id, {index} AS measure_index, value, "
                            f"CAST(NULL AS VARCHAR) AS text FROM {call} "
                            f"WHERE value IS NOT NULL")
@@ -393,7 +394,7 @@ def _slices(con: duckdb.DuckDBPyConnection, views: ScoredViews) -> list[tuple[tu
     expressions = ", ".join(expression for _, expression in key_columns)
     slices = []
     for values in con.sql(f"SELECT DISTINCT {expressions} FROM {views.run_view} ORDER BY ALL").fetchall():
-        condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_text(value)}"
+        condition = " AND ".join(f"{expression} IS NOT DISTINCT FROM {sql_literal(value)}"
                                  for (_, expression), value in zip(key_columns, values))
         slice_views = []
         for view, columns in ((views.run_view, "doc_id, score"), (views.qrels_view, "doc_id, relevance")):
@@ -416,17 +417,17 @@ def top_lists(con: duckdb.DuckDBPyConnection, views: ScoredViews, measures: list
     depth = None if None in cutoffs else max(cutoffs)
     levels = sorted({m.level(conventions["rel_level"]) for m in measures})
     # the measures a refusal (ties := 'average') names
-    names = sql_text(", ".join(dict.fromkeys(m.spelling for m in measures)))
+    names = sql_literal(", ".join(dict.fromkeys(m.spelling for m in measures)))
     slices = []
     for values, run_view, qrels_view in _slices(con, views):
         tables = {}
         for level in levels:
             ranking = {**conventions, "k": depth, "rel_level": level}
-            arguments = ", ".join(sql_literal(ranking[name]) for name in
+            arguments = ", ".join(option_literal(ranking[name]) for name in
                                   ("k", "rel_level", "ties", "max_rank", "complete", "unjudged", "duplicates"))
             tables[level] = fresh_name("top_lists")
             con.execute(f"CREATE TEMP TABLE {tables[level]} AS SELECT * FROM duckrank.recommended("
-                        f"{sql_text(qrels_view)}, {sql_text(run_view)}, {arguments}, {names})").fetchall()
+                        f"{sql_literal(qrels_view)}, {sql_literal(run_view)}, {arguments}, {names})").fetchall()
         slices.append((values, tables))
     return depth, slices
 
@@ -438,7 +439,7 @@ def read_training_pairs_once(con: duckdb.DuckDBPyConnection, tables: dict[str, s
         return tables
     pairs = fresh_name("training_pairs")
     con.execute(f"CREATE TEMP TABLE {pairs} AS SELECT user_id AS query_id, doc_id "
-                f"FROM duckrank.training_pairs({sql_text(tables['train'])})").fetchall()
+                f"FROM duckrank.training_pairs({sql_literal(tables['train'])})").fetchall()
     return {**tables, "train": pairs}
 
 
@@ -450,7 +451,7 @@ def top_k_values_sql(views: ScoredViews, measures: list[tuple[int, Measure]], co
     key_columns = views.key_columns()
     selects = []
     for values, lists in slices:
-        constants = "".join(f"{sql_text(value)} AS {quote_identifier(name)}, "
+        constants = "".join(f"{sql_literal(value)} AS {quote_identifier(name)}, "
                             for (name, _), value in zip(key_columns, values))
         for index, measure in measures:
             call = measure.top_k_sql({"users": lists[measure.level(conventions["rel_level"])], **tables}, conventions["empty"])
@@ -470,8 +471,8 @@ def cut_views(con: duckdb.DuckDBPyConnection, views: ScoredViews, measures: list
         return views
     (_, lists), = slices
     table = fresh_name("run_top")
-    con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM duckrank.run_top({sql_text(views.run_view)}, "
-                f"{sql_text(next(iter(lists.values())))})").fetchall()
+    con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM duckrank.run_top({sql_literal(views.run_view)}, "
+                f"{sql_literal(next(iter(lists.values())))})").fetchall()
     return dataclasses.replace(views, run_view=table)
 
 
@@ -489,7 +490,7 @@ def reshaped(con: duckdb.DuckDBPyConnection, source: InputView, exclusions: Inpu
         remove = "run_excluding" if keep_order else "run_without"
         try:
             con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM duckrank.{remove}("
-                        f"{sql_text(source.view)}, {sql_text(exclusions.view)})").fetchall()
+                        f"{sql_literal(source.view)}, {sql_literal(exclusions.view)})").fetchall()
         except duckdb.Error as error:
             raise translate_error(error, [source, exclusions], con) from None
     if attributes is not None:
@@ -510,8 +511,8 @@ def reshaped(con: duckdb.DuckDBPyConnection, source: InputView, exclusions: Inpu
 def missing_queries(con: duckdb.DuckDBPyConnection, views: ScoredViews, qrels: InputView) -> list[tuple[str, int, int]]:
     """For each run: how many qrels queries it lacks (they are not scored unless complete), of how many."""
     run_query = "query_id.query" if views.keyed else "query_id"
-    run_name = "query_id.run" if views.keyed else sql_text(views.runs[0])
-    names = ", ".join(f"({sql_text(name)})" for name in views.runs)
+    run_name = "query_id.run" if views.keyed else sql_literal(views.runs[0])
+    names = ", ".join(f"({sql_literal(name)})" for name in views.runs)
     rows = con.execute(
         f"WITH judged AS (SELECT DISTINCT query_id FROM {qrels.view}), "
         f"ranked AS (SELECT DISTINCT {run_name} AS run, {run_query} AS query_id FROM {views.run_view}) "
@@ -561,6 +562,6 @@ def corrections(con: duckdb.DuckDBPyConnection, views: ScoredViews, measures: li
                                                f"{values}, ?::BIGINT[], ?)", [missing, correction]).fetchall():
                     _ESTIMATES[cached[m]] = estimate
             # each f~ as text cast to DOUBLE[]: exact, where a literal 0.5 would be a DECIMAL
-            entries = ", ".join(f"{m}: {sql_text(str(_ESTIMATES[entry]))}::DOUBLE[]" for m, entry in cached.items())
+            entries = ", ".join(f"{m}: {sql_literal(str(_ESTIMATES[entry]))}::DOUBLE[]" for m, entry in cached.items())
             maps[index] = f"CAST(MAP {{{entries}}} AS MAP(BIGINT, DOUBLE[]))" if entries else None
     return maps

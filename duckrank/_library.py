@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from duckrank._sql import fresh_name, literal, quote_identifier
+from duckrank._sql import fresh_name, quote_identifier, sql_literal
 from duckrank.errors import Problem, subject
 
 
@@ -162,7 +162,7 @@ def _write_database(path: Path, script: str, name: str, use: bool = False) -> No
         built = os.path.join(building, path.name)
         con = duckdb.connect()
         try:
-            con.execute(f"ATTACH {literal(built)} AS {name}").fetchall()
+            con.execute(f"ATTACH {sql_literal(built)} AS {name}").fetchall()
             if use:
                 con.execute(f"USE {name}").fetchall()
             con.execute(f"BEGIN;\n{script}\nCOMMIT;").fetchall()
@@ -185,7 +185,7 @@ def _attach_checked(con: duckdb.DuckDBPyConnection, path: Path, name: str, diges
     """Attach the DuckDB file at `path` read-only as `name` if its `digest_call` answers `digest`;
     else leave nothing attached and answer False (a corrupt, truncated or foreign file)."""
     try:
-        con.execute(f"ATTACH {literal(str(path))} AS {name} (READ_ONLY)").fetchall()
+        con.execute(f"ATTACH {sql_literal(str(path))} AS {name} (READ_ONLY)").fetchall()
     except duckdb.Error:
         return False  # corrupt, truncated or no DuckDB file
     try:

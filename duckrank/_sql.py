@@ -24,7 +24,7 @@ def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def literal(value: Any) -> str:
+def sql_literal(value: Any) -> str:
     """A Python value as a SQL literal: NULL, a boolean, a number, a quoted string, a MAP, or a list
     of numbers (a tuple)."""
     if value is None:
@@ -36,7 +36,7 @@ def literal(value: Any) -> str:
     if isinstance(value, float):
         return repr(value) if value == value and abs(value) != float("inf") else f"'{value}'::DOUBLE"
     if isinstance(value, dict):
-        return "MAP {" + ", ".join(f"{literal(float(k))}: {literal(float(v))}" for k, v in value.items()) + "}"
+        return "MAP {" + ", ".join(f"{sql_literal(float(k))}: {sql_literal(float(v))}" for k, v in value.items()) + "}"
     if isinstance(value, tuple):
-        return "[" + ", ".join(literal(float(v)) for v in value) + "]"
+        return "[" + ", ".join(sql_literal(float(v)) for v in value) + "]"
     return "'" + str(value).replace("'", "''") + "'"

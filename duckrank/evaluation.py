@@ -23,10 +23,10 @@ from duckrank._duckdb_sql import (corrections, cut_views, lean_case, log_values_
 from duckrank._library import configure, connect, holds_library, interruptible, load_as_guest, shared_cursor
 from duckrank._partitions import batched_per_query, query_batches, query_slices
 from duckrank._sql import fresh_name, quote_identifier
-from duckrank._sql import literal as sql_text
+from duckrank._sql import sql_literal
 from duckrank.errors import DuckrankError, InputError, OptionError, one_per_line
 from duckrank.inputs import SUBTOPIC, StandardInput, read_table, stdin_problem
-from duckrank.measures import Measure, parse_measures, sql_literal, with_gain_map
+from duckrank.measures import Measure, option_literal, parse_measures, with_gain_map
 from duckrank.options import CONVENTIONS
 from duckrank.peer_inputs import runs_and_names
 
@@ -239,7 +239,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
         if log_measures:
             log_sql = log_values_sql(con, views, log_measures, rel_level, source if log is not None else None)
             parts = [f"{parts[0]} UNION ALL {log_sql}", *parts[1:]] if parts else [log_sql]
-        runs_sql = ", ".join(f"({i}, {sql_text(n)})" for i, n in enumerate(views.runs))
+        runs_sql = ", ".join(f"({i}, {sql_literal(n)})" for i, n in enumerate(views.runs))
         per_query = [f"SELECT r.run_index, p.* FROM ({part}) p JOIN (VALUES {runs_sql}) r(run_index, run) USING (run)"
                      for part in parts]
         if summary_only and len(per_query) == 1:
@@ -255,7 +255,7 @@ def compute(qrels: Any = None, runs: Any = None, measures: list[str] | str = ("m
             missing = missing_queries(con, views, qrels_source) if count_missing and log is None else []
             return Results(con, views.runs, parsed, None, segments, rows, missing, run_tags(views, run_sources), std)
         con.execute(f"CREATE TEMP TABLE {table}_runs AS SELECT * FROM (VALUES {runs_sql}) t(run_index, run)").fetchall()
-        measures_sql = ", ".join(f"({i}, {sql_text(m.spelling)}, {sql_literal(m.metric.per_query)})"
+        measures_sql = ", ".join(f"({i}, {sql_literal(m.spelling)}, {option_literal(m.metric.per_query)})"
                                  for i, m in enumerate(parsed))
         con.execute(f"CREATE TEMP TABLE {table}_measures AS SELECT * FROM (VALUES {measures_sql}) "
                     f"t(measure_index, measure, per_query)").fetchall()

@@ -21,7 +21,7 @@ import duckdb
 
 from duckrank._checks import check_id_types
 from duckrank._library import fusion_cursor, interruptible
-from duckrank._sql import fresh_name, literal, quote_identifier
+from duckrank._sql import fresh_name, quote_identifier, sql_literal
 from duckrank.errors import InputError, Option, OptionError, Problem, one_per_line, quoted, subject
 from duckrank.evaluation import evaluate
 from duckrank.inputs import InputView, StandardInput, read_table
@@ -102,7 +102,7 @@ def _problems(method: FusionMethod, norm: str, weights: Any, qrels: Any, params:
     given = {"norm": norm, **({"weights": [float(w) for w in weights]} if weights is not None else {}),
              **{name: value for name, value in params.items() if value is not None}}
     arguments = "".join(f", {name} := {_sql_value(value)}" for name, value in given.items())
-    found = con.execute(f"SELECT duckrank.fusion_problems({literal(method.name)}, {run_count}{arguments})"
+    found = con.execute(f"SELECT duckrank.fusion_problems({sql_literal(method.name)}, {run_count}{arguments})"
                         ).fetchall()[0][0]
     # each line is "<parameter> must ..." (sql/75_fusion_methods.sql); the learnt parameters
     # (MAPFuse's map_scores) come from the qrels later: not the caller's to give
@@ -112,8 +112,8 @@ def _problems(method: FusionMethod, norm: str, weights: Any, qrels: Any, params:
 
 def _sql_value(value: Any) -> str:
     if isinstance(value, list):
-        return "[" + ", ".join(literal(float(v)) for v in value) + "]::DOUBLE[]"
-    return literal(value)
+        return "[" + ", ".join(sql_literal(float(v)) for v in value) + "]::DOUBLE[]"
+    return sql_literal(value)
 
 
 def _read_runs(con: duckdb.DuckDBPyConnection, runs: Any, columns: dict[str, str], literal_paths: bool | None,
@@ -166,8 +166,8 @@ def _map_scores(con: duckdb.DuckDBPyConnection, table: str, norm: str, qrels_vie
     qrels = con.sql(f"SELECT query_id, doc_id, relevance FROM {quote_identifier(qrels_view)}").arrow().read_all()
     scores = []
     for run in range(1, run_count + 1):
-        normalized = con.sql(f"SELECT query_id, doc_id, score FROM duckrank.fusion_normalized({literal(table)}, "
-                             f"{literal(norm)}) WHERE run = {run}").arrow().read_all()
+        normalized = con.sql(f"SELECT query_id, doc_id, score FROM duckrank.fusion_normalized({sql_literal(table)}, "
+                             f"{sql_literal(norm)}) WHERE run = {run}").arrow().read_all()
         scores.append(evaluate(qrels, normalized, ["map"], complete=True)["map"])
     return scores
 
@@ -177,8 +177,8 @@ def _fused_sql(method: FusionMethod, table: str, qrels_view: str | None, norm: s
     """The call of the method's public macro, duckrank.fuse_<name>, with the runs' table."""
     required = [p for p in method.params if FUSION_PARAMS[p].default is None]
     values = {**params, **({"weights": [float(w) for w in weights]} if weights is not None else {})}
-    arguments = [literal(table), *([literal(qrels_view)] if method.trained and not method.learned else []),
-                 *(_sql_value(values[p]) for p in required), f"norm := {literal(norm)}",
+    arguments = [sql_literal(table), *([sql_literal(qrels_view)] if method.trained and not method.learned else []),
+                 *(_sql_value(values[p]) for p in required), f"norm := {sql_literal(norm)}",
                  *(f"{p} := {_sql_value(values[p])}" for p in method.params if p not in required and p in values)]
     return f"SELECT * FROM duckrank.fuse_{method.name}({', '.join(arguments)})"
 

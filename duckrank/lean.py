@@ -315,14 +315,14 @@ def _ranked(relation: str, arguments: tuple[tuple[str, Any], ...]) -> Any:
     import sqlglot
     from sqlglot import exp
 
-    from duckrank.measures import sql_literal
+    from duckrank.measures import option_literal
     from duckrank.options import EMPTY_GAIN_MAP
     from duckrank._inliner import inline, macro, prune
 
     values = {name: dict(value) if name == "gain_map" else value for name, value in arguments}
     ranked = macro(relation)
     substitutions = {name: sqlglot.parse_one(EMPTY_GAIN_MAP if name == "gain_map" and not values[name]
-                                             else sql_literal(values[name]), read="duckdb")
+                                             else option_literal(values[name]), read="duckdb")
                      for name in ranked.params if name not in ("qrels", "run")}
     # the names the data checks' messages show: duckrank's error translation replaces them by the inputs'
     substitutions["qrels"], substitutions["run"] = exp.Literal.string(QRELS_VIEW), exp.Literal.string(RUN_VIEW)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from duckrank._pairs import parse_pairs
-from duckrank._sql import literal
+from duckrank._sql import sql_literal
 from duckrank.errors import MeasureError, OptionError
 from duckrank.options import OPTIONS, RANKED_OPTIONS
 from duckrank.registry import METRICS, Metric
@@ -117,7 +117,7 @@ class Measure:
 
     def aggregate_sql(self) -> str:
         """The SQL expression over one row `q` of duckrank.ranked that computes this measure."""
-        return self.metric.aggregate.format(**{name: sql_literal(value) for name, value in self.params.items()})
+        return self.metric.aggregate.format(**{name: option_literal(value) for name, value in self.params.items()})
 
     @property
     def catalog(self) -> int | None:
@@ -133,30 +133,30 @@ class Measure:
     def metric_values_sql(self) -> str:
         """f(R) for R = 1..N, its value for one relevant item at each full-catalog rank, as the list
         duckrank.sampled_estimators reads."""
-        value = self.metric.sampled.format(**{name: sql_literal(value) for name, value in self.params.items()})
-        return f"list_transform(range(1, {sql_literal(self.catalog)} + 1), lambda rank: {value})"
+        value = self.metric.sampled.format(**{name: option_literal(value) for name, value in self.params.items()})
+        return f"list_transform(range(1, {option_literal(self.catalog)} + 1), lambda rank: {value})"
 
     def sampled_sql(self, estimates: str | None) -> str:
         """Its value on a sampled list: the plain aggregate, or (corrected) the mean estimate over the
         query's relevant items, `estimates` being SQL for the MAP from m to f~ (None: no query has one)."""
         return (f"duckrank.sampled_value(q, {self.aggregate_sql()}, "
-                f"{estimates or 'CAST(NULL AS MAP(BIGINT, DOUBLE[]))'}, {sql_literal(self.catalog)}, "
-                f"{sql_literal(self.params['correction'])})")
+                f"{estimates or 'CAST(NULL AS MAP(BIGINT, DOUBLE[]))'}, {option_literal(self.catalog)}, "
+                f"{option_literal(self.params['correction'])})")
 
     def top_k_sql(self, tables: dict[str, str | None], empty: str) -> str:
         """The table macro call of a top_k measure (beyond accuracy) over the named tables: `users`
         (the run's top lists, duckrank.recommended's columns, at least this measure's k deep), train
         and items; `empty` is the empty policy."""
-        return self.metric.aggregate.format(**{name: literal(table) for name, table in tables.items()},
-                                            empty=sql_literal(empty),
-                                            **{name: sql_literal(value) for name, value in self.params.items()})
+        return self.metric.aggregate.format(**{name: sql_literal(table) for name, table in tables.items()},
+                                            empty=option_literal(empty),
+                                            **{name: option_literal(value) for name, value in self.params.items()})
 
 
-def sql_literal(value: Any) -> str:
+def option_literal(value: Any) -> str:
     """An option value as a SQL literal; a text value must be a plain word (a name like 'exp')."""
     if isinstance(value, str) and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
         raise MeasureError(f"option value {value!r} is not a plain word or number")
-    return literal(value)
+    return sql_literal(value)
 
 
 def _number(text: str, spelling: str) -> float | int:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from duckrank._sql import literal
+from duckrank._sql import sql_literal
 
 EMPTY_GAIN_MAP = "MAP(CAST([] AS DOUBLE[]), CAST([] AS DOUBLE[]))"
 
@@ -35,14 +35,14 @@ class Param:
     def default_sql(self) -> str:
         if self.type == "gain_map":
             return EMPTY_GAIN_MAP
-        return literal(self.default)
+        return sql_literal(self.default)
 
     @property
     def condition(self) -> str | None:
         if self.valid is not None:
             return self.valid
         if self.choices:
-            return f"{self.name} IN ({', '.join(literal(c) for c in self.choices)})"
+            return f"{self.name} IN ({', '.join(sql_literal(c) for c in self.choices)})"
         return None
 
     @property
@@ -62,7 +62,7 @@ class Param:
         valid: the body of its generated check macro (sql/55_option_checks.sql, check_call)."""
         if self.condition is None:
             return None
-        message = literal(f"{self.name} must {self.requirement}; got ")
+        message = sql_literal(f"{self.name} must {self.requirement}; got ")
         return (f"CASE WHEN NOT coalesce({self.condition}, false)\n"
                 f"             THEN {message} || duckrank.show({self.name}) END")
 

@@ -27,7 +27,7 @@ import duckdb
 from duckrank import __version__
 from duckrank._duckdb_sql import tagged_names
 from duckrank._library import connect, interruptible
-from duckrank._sql import fresh_name, literal, quote_identifier
+from duckrank._sql import fresh_name, quote_identifier, sql_literal
 from duckrank.comparison import (
     Comparison,
     beaten_letters,
@@ -137,7 +137,7 @@ def _layout(con: duckdb.DuckDBPyConnection, results: Results, spellings: list[st
     query_id, value), for the measures named."""
     view = fresh_name("report_values")
     keys = "".join(f"r.{quote_identifier(b)}, " for b in results.by)
-    wanted = ", ".join(literal(s) for s in spellings)
+    wanted = ", ".join(sql_literal(s) for s in spellings)
     con.execute(f"CREATE TEMP VIEW {view} AS SELECT {keys}r.measure_index AS metric_order, m.measure AS metric, "
                 f"r.run, r.query_id, r.value FROM {results.table} r JOIN {results.table}_measures m "
                 f"USING (measure_index) WHERE r.query_id IS NOT NULL AND m.measure IN ({wanted})").fetchall()

@@ -31,12 +31,10 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import math
 import os
 import random
 import subprocess
-import sys
 from collections.abc import Callable
 from typing import Any
 

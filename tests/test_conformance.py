@@ -25,7 +25,7 @@ import pytest
 
 import duckrank
 from duckrank._library import connect
-from duckrank._sql import literal
+from duckrank._sql import sql_literal
 from duckrank.measures import COMMAND_LINE_SPELLINGS, Measure
 
 DATA = Path(__file__).parent / "data" / "conformance"
@@ -249,8 +249,8 @@ def macro_call(measure: Measure, conventions: dict, qrels: str, run: str) -> str
         arguments["complete"] = measure.complete
     if measure.unjudged is not None:
         arguments["unjudged"] = measure.unjudged
-    options = "".join(f", {name} := {literal(value)}" for name, value in arguments.items())
-    return f'duckrank."{measure.metric.name}"({literal(qrels)}, {literal(run)}{options})'
+    options = "".join(f", {name} := {sql_literal(value)}" for name, value in arguments.items())
+    return f'duckrank."{measure.metric.name}"({sql_literal(qrels)}, {sql_literal(run)}{options})'
 
 
 @pytest.fixture(scope="module")

@@ -52,7 +52,7 @@ from front_door_cases import (
 )
 
 import duckrank
-from duckrank._sql import literal as sql_value
+from duckrank._sql import sql_literal
 from duckrank.options import CONVENTIONS, OPTIONS
 from duckrank.registry import METRICS
 
@@ -92,7 +92,7 @@ def shell_arguments(case: Case, conventions: dict[str, Any], log: bool = False) 
             arguments[name] = value
     if case.rel is not None:
         arguments["rel_level"] = case.rel
-    return "".join(f", {name} := {sql_value(value)}" for name, value in arguments.items())
+    return "".join(f", {name} := {sql_literal(value)}" for name, value in arguments.items())
 
 
 def shell_script(library: str, data: dict[str, Path], calls: list[tuple[str, Case]]) -> str:
@@ -101,7 +101,7 @@ def shell_script(library: str, data: dict[str, Path], calls: list[tuple[str, Cas
     reads the Parquet files by path; the others read tables loaded from them (a third cheaper)."""
     # one thread: the calls are tiny, and the CLI calls run beside the shell
     lines = [library, "SET threads = 1;", ".mode csv", ".headers off"]
-    paths = {name: sql_value(str(data[name])) for name in ("qrels", "run", "log")}
+    paths = {name: sql_literal(str(data[name])) for name in ("qrels", "run", "log")}
     lines += [f"CREATE TABLE {name} AS FROM {path};" for name, path in paths.items()]
     for index, (setting, case) in enumerate(calls):
         qrels, run, log = (paths[name] if setting == "defaults" else f"'{name}'" for name in ("qrels", "run", "log"))

@@ -15,7 +15,7 @@ import pytest
 
 from duckrank._checks import _checks_query, _given_sql
 from duckrank._library import connect
-from duckrank.measures import sql_literal
+from duckrank.measures import option_literal
 from duckrank.options import CONVENTIONS, OPTIONS
 
 
@@ -215,7 +215,7 @@ def test_python_checks_only_the_given_options_in_the_macros_words(con, round_):
     options = {name: value(param) for name, param in OPTIONS.items()}
 
     def macro(name, values):
-        given = ", ".join(f"{option} := {sql_literal(v)}" for option, v in values.items())
+        given = ", ".join(f"{option} := {option_literal(v)}" for option, v in values.items())
         return con.execute(f"SELECT duckrank.{name}({given})").fetchone()[0]
 
     expected = [macro("convention_problems", conventions), macro("option_problems", options)]

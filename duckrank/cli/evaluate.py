@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from duckrank import _output as output
-from duckrank._sql import fresh_name, literal, quote_identifier
+from duckrank._sql import fresh_name, quote_identifier, sql_literal
 from duckrank.cli.common import (
     CONTEXT_SETTINGS,
     INPUT_FORMATS,
@@ -372,7 +372,7 @@ def _write_eval(results, measures, fmt: str, path: str | None, *, per_query: boo
 
     num_rel_totals = {}
     if fmt == "trec" and trec_num_rel is not None:  # read before the rows' cursor holds the connection
-        num_rel_totals = dict(results.summary.filter(f"measure = {literal(trec_num_rel.spelling)}")
+        num_rel_totals = dict(results.summary.filter(f"measure = {sql_literal(trec_num_rel.spelling)}")
                               .select("run, value").fetchall())
 
     def rows() -> Iterator[tuple]:

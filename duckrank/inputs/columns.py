@@ -11,7 +11,7 @@ import duckdb
 
 from duckrank._library import load_input_macros
 from duckrank._sql import fresh_name, quote_identifier
-from duckrank._sql import literal as sql_text
+from duckrank._sql import sql_literal
 from duckrank.errors import InputError, Option, OptionError, listed, quoted
 
 STANDARD_COLUMNS = {
@@ -77,11 +77,11 @@ def check_scores_held(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyR
     view = fresh_name("scores")
     temp_view(con, view, relation, f"{query_id} AS query_id, {score} AS score")
     check = "log_score_problems" if kind == "log" else "score_problems"
-    problem = con.execute(f"SELECT duckrank.{check}({sql_text(view)}, column_name := {sql_text(column)})"
+    problem = con.execute(f"SELECT duckrank.{check}({sql_literal(view)}, column_name := {sql_literal(column)})"
                           ).fetchall()[0][0]
     con.execute(f"DROP VIEW {view}").fetchall()
     if problem:
-        raise InputError(problem.replace(f"{'log' if kind == 'log' else 'run'} {sql_text(view)}", label, 1))
+        raise InputError(problem.replace(f"{'log' if kind == 'log' else 'run'} {sql_literal(view)}", label, 1))
 
 
 def long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, label: str,
@@ -138,9 +138,9 @@ def long_run(con: duckdb.DuckDBPyConnection, relation: duckdb.DuckDBPyRelation, 
     load_input_macros(con)
     inner = fresh_name("lists")
     temp_view(con, inner, relation)
-    long = con.sql(f"SELECT * FROM duckrank.run_from_lists({sql_text(inner)}, list_col := {sql_text(list_col)}, "
-                   f"query_col := {sql_text(query)}, doc_field := {sql_text(doc_field)}, "
-                   f"score_field := {sql_text(score_field) if score_field else 'NULL'})")
+    long = con.sql(f"SELECT * FROM duckrank.run_from_lists({sql_literal(inner)}, list_col := {sql_literal(list_col)}, "
+                   f"query_col := {sql_literal(query)}, doc_field := {sql_literal(doc_field)}, "
+                   f"score_field := {sql_literal(score_field) if score_field else 'NULL'})")
     return long, {"query_id": "query_id", "doc_id": "doc_id", "score": "score"}, inner
 
 
@@ -195,5 +195,5 @@ def label_expression(relation: duckdb.DuckDBPyRelation, label: str, available: d
         raise InputError(f"{label}: ", Option("label_map"), f" key {', '.join(map(quoted, unmatched))} matches no "
                          f"value of label column {quoted(name)} (its values: {shown or 'none'}); fix the key, or, for "
                          f"event columns, give ", Option("label"), " each column and key the map by their names")
-    cases = " ".join(f"WHEN {sql_text(str(value))} THEN {float(grade)!r}" for value, grade in label_map.items())
+    cases = " ".join(f"WHEN {sql_literal(str(value))} THEN {float(grade)!r}" for value, grade in label_map.items())
     return f"CASE CAST({column} AS VARCHAR) {cases} ELSE 0.0 END"

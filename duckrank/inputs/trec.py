@@ -15,7 +15,7 @@ import duckdb
 
 from duckrank._library import memory_limit_bytes
 from duckrank._sql import fresh_name, quote_identifier
-from duckrank._sql import literal as sql_text
+from duckrank._sql import sql_literal
 from duckrank.errors import InputError, quoted, quoted_path
 from duckrank.inputs.columns import SUBTOPIC
 from duckrank.inputs.paths import (GLOB_CHARACTERS, READ_ERRORS, Source, compression_of, error_line,
@@ -161,7 +161,7 @@ def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
         checks = [f"{quote_identifier(n)} IS NOT NULL" for n in names if n != value]
         joined = ""
     else:  # the other fields joined once (NULL if any is empty), then searched for each character
-        text = f"trim({raw}, {sql_text(_C_SPACE)})"
+        text = f"trim({raw}, {sql_literal(_C_SPACE)})"
         checks = [*(f"NOT contains(duckrank_fields, chr({ord(c)}))" for c in "\t\v\f\r \0" if c != sep),
                   f"NOT starts_with({quote_identifier(names[0])}, '#')"]
         joined = ", " + " || ".join(quote_identifier(n) for n in names if n != value) + " AS duckrank_fields"
@@ -173,16 +173,16 @@ def _read_trec_fast(con: duckdb.DuckDBPyConnection, path: str, fmt: str,
                          for n in (*kept, *((_SUBTOPIC_FIELD,) if subtopics else ())))
     # a compressed run has no tail to read its last tag from: it keeps its line order instead
     ordered = compression is not None and fmt == "trec_run"
-    columns = ", ".join(f"{sql_text(n)}: 'VARCHAR'" for n in names)
+    columns = ", ".join(f"{sql_literal(n)}: 'VARCHAR'" for n in names)
     table = fresh_name("trec")
     try:
         con.execute(
             f"CREATE TEMP TABLE {table} AS SELECT {selected}{', ordinality AS duckrank_line' if ordered else ''} "
             f"FROM (SELECT *{joined}, {_number_sql(fmt, 'duckrank_text')} AS duckrank_number "
             f"FROM (SELECT *, {text} AS duckrank_text "
-            f"FROM read_csv({sql_text(path)}, delim={sql_text(sep)}, quote='', escape='', comment='', header=false, "
-            f"auto_detect=false, strict_mode=true, null_padding=false, ignore_errors=false, "
-            f"compression={sql_text(compression or 'none')}, columns={{{columns}}}){' WITH ORDINALITY' if ordered else ''}))"
+            f"FROM read_csv({sql_literal(path)}, delim={sql_literal(sep)}, quote='', escape='', comment='', "
+            f"header=false, auto_detect=false, strict_mode=true, null_padding=false, ignore_errors=false, "
+            f"compression={sql_literal(compression or 'none')}, columns={{{columns}}}){' WITH ORDINALITY' if ordered else ''}))"
         ).fetchall()
     except duckdb.InterruptException:
         raise

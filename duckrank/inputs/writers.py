@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import duckdb
 
-from duckrank._sql import literal as sql_text
+from duckrank._sql import sql_literal
 from duckrank._sql import quote_identifier
 from duckrank.errors import InputError, OptionError, quoted
 from duckrank.inputs.paths import FORMATS
@@ -41,7 +41,7 @@ def _check_trec_writable(con: duckdb.DuckDBPyConnection, relation: str, kind: st
 
 def write_table(con: duckdb.DuckDBPyConnection, view: str, path: str, fmt: str) -> None:
     """Write a standard-column view to `path` in `fmt` (TREC text in trec_eval's layouts)."""
-    target = sql_text(path)
+    target = sql_literal(path)
     relation = quote_identifier(view)
     if fmt == "parquet":
         con.execute(f"COPY (SELECT * FROM {relation}) TO {target} (FORMAT parquet)").fetchall()

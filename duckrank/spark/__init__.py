@@ -347,7 +347,7 @@ def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any =
     """duckrank.evaluation.Results whose per-query values Spark computed: the rows are collected
     into a DuckDB table of `con`, so the CLI formats them as it formats the DuckDB engine's.
     count_missing fills Results.missing, as the DuckDB engine's compute does."""
-    from duckrank._sql import literal as sql_text
+    from duckrank._sql import sql_literal
     from duckrank.evaluation import Results
     from duckrank._sql import fresh_name
 
@@ -374,7 +374,7 @@ def compute(qrels: Any, run: Any, measures: list[str], con: Any, *, spark: Any =
                          f"describe the same queries")
     table = fresh_name("results")
     con.register(f"{table}_arrow", rows)
-    con.execute(f"CREATE TEMP TABLE {table} AS SELECT 0 AS run_index, {sql_text(name)} AS run, "
+    con.execute(f"CREATE TEMP TABLE {table} AS SELECT 0 AS run_index, {sql_literal(name)} AS run, "
                 f"query_id, CAST(measure_index AS INTEGER) AS measure_index, value, text FROM {table}_arrow").fetchall()
     con.unregister(f"{table}_arrow")
     measure_rows = [(i, m.spelling, m.metric.per_query) for i, m in enumerate(parsed)]
