@@ -232,12 +232,14 @@ def test_missing_columns_are_the_duckdb_engines_message(spark, tmp_path):
 
 def test_cli_engine_spark(spark, inputs):
     """duckrank eval --engine spark -m all_trec -q --format trec prints the DuckDB engine's bytes,
-    relstring's text included (the session is reused)."""
+    relstring's text included (the session is reused), with Spark compiling the expressions as it
+    does by default (the other tests interpret them: spark_support.session)."""
     from helpers import run as cli
 
     qrels, run = inputs
     arguments = ["eval", qrels, run, "-m", "all_trec", "-q", "--format", "trec"]
-    spark_out = cli(*arguments, "--engine", "spark")
+    with spark_support.compiled(spark):
+        spark_out = cli(*arguments, "--engine", "spark")
     duckdb_out = cli(*arguments)
     assert spark_out.exit_code == 0, spark_out.output
     assert spark_out.stderr == duckdb_out.stderr and "qrels queries are not in run" in spark_out.stderr  # the note
