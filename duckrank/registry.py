@@ -132,7 +132,6 @@ class Metric:
                 "other": [other(s) for s in self.aliases]}
 
 
-M = Metric
 # Microsoft Recommenders' spellings (recommenders.evaluation.python_evaluation 1.2.1) fix its
 # semantics: its DEFAULT_K = 10 when no @k is given; ndcg_at_k's binary relevance (score_type
 # "binary") over every user of rating_true (a user the predictions miss scores 0: complete), where
@@ -154,69 +153,73 @@ _NRBP_NAMES = (("beta", "patience"),)
 _SET_RELATIVE = (("relative", True, (("metric", "recall"), ("cap", True))), ("relative", False, ()))
 
 METRICS: dict[str, Metric] = {m.name: m for m in [
-    M("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
+    Metric("precision", "duckrank.precision_of(q, {k})", "P@k = relevant docs in the top k / k (k NULL: / retrieved)",
       ("k", *SAMPLED_OPTIONS), trec_eval=(spell("P", "k", CUTOFFS), spell("set_P")), ir_measures=(spell("P"), set_spell("SetP", _SET_RELATIVE)),
       ranx=(spell("precision"),), recommenders=(spell("precision_at_k", k=MS_K),), cut=True, oracle="pytrec_eval", source=_SET,
       sampled="duckrank.precision_at_rank(rank, {k}, {sampled})"),
-    M("recall", "duckrank.recall_of(q, {k}, {cap})", "R@k = relevant docs in the top k / R (cap: / min(R, k))",
+    Metric("recall", "duckrank.recall_of(q, {k}, {cap})", "R@k = relevant docs in the top k / R (cap: / min(R, k))",
       ("k", "cap", *SAMPLED_OPTIONS), trec_eval=(spell("recall", "k", CUTOFFS), spell("relative_P", "k", CUTOFFS, cap=True), spell("set_recall"),
                  spell("set_relative_P", cap=True)),
       ir_measures=(spell("R"), set_spell("SetR"), set_spell("SetRelP", cap=True)),
       ranx=(Spelling("recall", command_line="set_recall"),),
       recommenders=(spell("recall_at_k", k=MS_K),),
       cut=True, oracle="pytrec_eval", source=_SET, sampled="duckrank.hit_at_rank(rank, {k})"),
-    M("f_measure", "duckrank.f_measure_of(q, {k}, {beta}, {recall_weight})", "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
+    Metric("f_measure", "duckrank.f_measure_of(q, {k}, {beta}, {recall_weight})",
+      "F_beta@k = (1 + b^2) P R / (b^2 P + R)",
       ("k", "beta", "recall_weight"), trec_eval=(spell("set_F", "beta^2"),), ir_measures=(Spelling("SetF", cutoff=False, ignores_cutoff=True, option_names=(("beta", "recall_weight"),)),), ranx=(spell("f1", beta=1.0),), aliases=(spell("F"), spell("f_measure")),
       cut=True, oracle="pytrec_eval", source=_SET),
-    M("hit_rate", "duckrank.hit_rate_of(q, {k})", "hit@k = 1 if a relevant doc is in the top k, else 0",
+    Metric("hit_rate", "duckrank.hit_rate_of(q, {k})", "hit@k = 1 if a relevant doc is in the top k, else 0",
       ("k", *SAMPLED_OPTIONS), trec_eval=(spell("success", "k", ("1", "5", "10")),), ir_measures=(spell("Success"),),
       ranx=(spell("hit_rate"),), aliases=(spell("hit"), spell("hits_at")), cut=True, oracle="pytrec_eval", source=_SET,
       sampled="duckrank.hit_at_rank(rank, {k})"),
-    M("hits", "duckrank.hits_of(q, {k})", "hits@k = relevant docs in the top k (mean over queries; num_rel_ret sums "
+    Metric("hits", "duckrank.hits_of(q, {k})",
+      "hits@k = relevant docs in the top k (mean over queries; num_rel_ret sums "
       "them)", ("k",), ranx=(spell("hits"),), cut=True, oracle="ranx", source=_SET),
-    M("reciprocal_rank", "duckrank.reciprocal_rank_of(q, {k})", "RR@k = 1 / rank of the first relevant doc in the "
+    Metric("reciprocal_rank", "duckrank.reciprocal_rank_of(q, {k})", "RR@k = 1 / rank of the first relevant doc in the "
       "top k, else 0 (mean: MRR)", ("k", *SAMPLED_OPTIONS), trec_eval=(spell("recip_rank"),), ir_measures=(spell("RR"),),
       ranx=(spell("mrr"),), aliases=(spell("reciprocal_rank"),), cut=True, oracle="pytrec_eval", source=_RANK,
       sampled="duckrank.reciprocal_at_rank(rank, {k})"),
-    M("average_precision", "duckrank.average_precision_of(q, {k}, {denominator})",
+    Metric("average_precision", "duckrank.average_precision_of(q, {k}, {denominator})",
       "AP@k = sum of P@i over the relevant ranks i <= k, / R (or min(R, k), or the hits) (mean: MAP)",
       ("k", "denominator", *SAMPLED_OPTIONS), trec_eval=(spell("map"), spell("map_cut", "k", CUTOFFS)),
       ir_measures=(spell("AP"),), ranx=(spell("map"),),
       recommenders=(spell("map_at_k", k=MS_K, denominator="min"), spell("ms_map", k=MS_K)),
       aliases=(spell("average_precision"),), cut=True, oracle="pytrec_eval", source=_RANK,
       sampled="duckrank.reciprocal_at_rank(rank, {k})"),
-    M("r_precision", "duckrank.r_precision_of(q, {mult})", "R-precision = P@R (mult: P@floor(mult R + 0.9))",
+    Metric("r_precision", "duckrank.r_precision_of(q, {mult})", "R-precision = P@R (mult: P@floor(mult R + 0.9))",
       ("mult",), trec_eval=(spell("Rprec"), spell("Rprec_mult", "mult", RPREC_MULTS)), ir_measures=(spell("Rprec"),),
       ranx=(Spelling("r-precision", ignores_cutoff=True),), aliases=(spell("r-prec"), spell("r_precision")),
       oracle="pytrec_eval",
       source=_SET),
-    M("recommenders_r_precision", "duckrank.recommenders_r_precision_of(q, {k})", "Microsoft Recommenders' "
+    Metric("recommenders_r_precision", "duckrank.recommenders_r_precision_of(q, {k})", "Microsoft Recommenders' "
       "R-precision@k = relevant docs in the top min(R, k) / R; a query with none there has no value (MS's mean "
       "leaves it out)", ("k",), recommenders=(spell("r_precision_at_k", k=MS_K),),
       aliases=(spell("recommenders_r_precision"),), cut=True, oracle="recommenders", source=_SET),
-    M("bpref", "duckrank.bpref_of(q)", "bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R)",
+    Metric("bpref", "duckrank.bpref_of(q)",
+      "bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R)",
       trec_eval=(spell("bpref"),), ir_measures=(spell("Bpref"),), oracle="pytrec_eval", source=_RANK),
     # ranx's bpref (ranx/metrics/bpref.py): its `bpref` alone is trec_eval's (the README's collision
     # table); ranx's own forms bpref@k (k ignored, as ranx ignores it) and bpref-lN are this one
-    M("ranx_bpref", "duckrank.ranx_bpref_of(q)", "ranx's bpref: trec_eval's, but a negative grade is judged "
+    Metric("ranx_bpref", "duckrank.ranx_bpref_of(q)", "ranx's bpref: trec_eval's, but a negative grade is judged "
       "non-relevant, and with no judged non-relevant doc a relevant doc retrieved makes it NaN (ranx's 0 / 0)",
       ranx=(Spelling("bpref", ignores_cutoff=True),), aliases=(spell("ranx_bpref"),), oracle="ranx", source=_RANK),
-    M("interpolated_precision", "duckrank.interpolated_precision_of(q, {recall}, {recall_cutoff})",
+    Metric("interpolated_precision", "duckrank.interpolated_precision_of(q, {recall}, {recall_cutoff})",
       "iP@r = the best precision where recall reaches r (round(r R) relevant docs)", ("recall", "recall_cutoff"),
       trec_eval=(spell("iprec_at_recall", "recall", RECALL_LEVELS),),
       ir_measures=(spell("IPrec", recall_cutoff="trec_eval9"),),
       aliases=(spell("interpolated_precision"),), oracle="pytrec_eval", source=_RANK),
-    M("eleven_point_average", "duckrank.eleven_point_average_of(q, {recall_levels})",
+    Metric("eleven_point_average", "duckrank.eleven_point_average_of(q, {recall_levels})",
       "mean interpolated precision at the recall levels (0, 0.1, ..., 1)", ("recall_levels",),
       trec_eval=(spell("11pt_avg", "recall_levels"),),
       aliases=(spell("eleven_point_average"),), oracle="pytrec_eval", source=_RANK),
-    M("cg", "duckrank.cg_of(q, {k})", "CG@k = sum of the gains in the top k", ("k", "gain", "gain_map"),
+    Metric("cg", "duckrank.cg_of(q, {k})", "CG@k = sum of the gains in the top k", ("k", "gain", "gain_map"),
       aliases=(spell("cg"),), cut=True, oracle="formula", source=_GAIN),
-    M("dcg", "duckrank.dcg_of(q, {k})", "DCG@k = sum of g(i) / log2(i + 1) over the top k", ("k", "gain", "gain_map"),
+    Metric("dcg", "duckrank.dcg_of(q, {k})",
+      "DCG@k = sum of g(i) / log2(i + 1) over the top k", ("k", "gain", "gain_map"),
       ranx=(spell("dcg"), spell("dcg_burges", gain="exp")), cut=True, oracle="ranx", source=_GAIN),
-    M("idcg", "duckrank.idcg_of(q, {k}, {ideal})", "IDCG@k = DCG@k of the ideal ordering",
+    Metric("idcg", "duckrank.idcg_of(q, {k}, {ideal})", "IDCG@k = DCG@k of the ideal ordering",
       ("k", "gain", "gain_map", "ideal"), aliases=(spell("idcg"),), cut=True, oracle="formula", source=_GAIN),
-    M("ndcg", "duckrank.ndcg_of(q, {k}, {ideal})", "nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0",
+    Metric("ndcg", "duckrank.ndcg_of(q, {k}, {ideal})", "nDCG@k = DCG@k / IDCG@k, 0 if IDCG = 0",
       ("k", "gain", "gain_map", "ideal", *SAMPLED_OPTIONS),
       trec_eval=(spell("ndcg", "gain_map"), spell("ndcg_cut", "k", CUTOFFS)),
       ir_measures=(Spelling("nDCG", option_values=(("dcg", "log2", (("gain", "linear"),)),
@@ -224,171 +227,179 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
       ranx=(spell("ndcg"), spell("ndcg_burges", gain="exp")),
       recommenders=(spell("ndcg_at_k", k=MS_K, gain="binary", complete=True),), cut=True, oracle="pytrec_eval", source=_GAIN,
       sampled="duckrank.discount_at_rank(rank, {k})"),
-    M("err", "duckrank.err_of(q, {k})", "ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), "
+    Metric("err", "duckrank.err_of(q, {k})", "ERR@k = sum over r <= k of (1/r) R_r prod_{i<r} (1 - R_i), "
       "R = (2^g - 1) / 2^g_max", ("k", "g_max"), ir_measures=(spell("ERR", g_max=4),),
       # `err` in lower case is METRICS.md's ERR (g_max: the qrels' top grade); ir_measures' `ERR` is gdeval's
       aliases=(spell("err"), spell("expected_reciprocal_rank")), cut=True, oracle="formula", source=_GAIN),
-    M("rbp", "duckrank.rbp_of(q, {k}, {p}, {graded}, {scaled})", "RBP(p)@k = (1 - p) sum over i <= k of w(i) "
+    Metric("rbp", "duckrank.rbp_of(q, {k}, {p}, {graded}, {scaled})", "RBP(p)@k = (1 - p) sum over i <= k of w(i) "
       "p^(i-1), w = grade / max(1, the query's top grade) (graded, scaled), the grade of a relevant doc (graded) or "
       "rel(i)", ("k", "p", "graded", "scaled"),
       trec_eval=(spell("rbp", "named", p=0.9),), ir_measures=(Spelling("RBP", rel_variant="cwl_rbp"),),
       ranx=(Spelling("rbp", (("scaled", False),), "persistence", cutoff=False),),
       aliases=(spell("rank_biased_precision"),), cut=True, oracle="ranx",
       also=(("residual", "rbp_residual"),), source=_GAIN),
-    M("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p}, {stand_in})", "RBP's residual: the weight of the "
+    Metric("rbp_residual", "duckrank.rbp_residual_of(q, {k}, {p}, {stand_in})", "RBP's residual: the weight of the "
       "unjudged docs in the top k and of the ranks beyond", ("k", "p", "stand_in"), trec_eval=(spell("rbp_resid", "named", p=0.9),),
       aliases=(spell("rbp_residual"),), oracle="formula", source=_GAIN),
-    M("judged", "duckrank.judged_of(q, {k})", "Judged@k = the share of the top k (or of the retrieved, if fewer) that "
+    Metric("judged", "duckrank.judged_of(q, {k})",
+      "Judged@k = the share of the top k (or of the retrieved, if fewer) that "
       "is judged", ("k",), ir_measures=(spell("Judged"),), cut=True, oracle="ir_measures", source=_SET),
     # the C/W/L family of ir_measures' cwl_eval provider: expected rates of gain over ranks 1..1000
-    M("bpm", "duckrank.bpm_of(q, {k}, {t}, {min_rel}, {max_rel})", "BPM(T)@K = the mean gain of ranks 1..m, m = "
+    Metric("bpm", "duckrank.bpm_of(q, {k}, {t}, {min_rel}, {max_rel})", "BPM(T)@K = the mean gain of ranks 1..m, m = "
       "min(K, the rank where the gain so far reaches T)", ("k", "t", *_CWL_GAINS), ir_measures=(spell("BPM"),),
       cut=True, oracle="ir_measures", source=_CWL),
-    M("sdcg", "duckrank.sdcg_of(q, {k}, {min_rel}, {max_rel})", "SDCG@k = DCG@k / the DCG@k of k docs of gain 1",
+    Metric("sdcg", "duckrank.sdcg_of(q, {k}, {min_rel}, {max_rel})", "SDCG@k = DCG@k / the DCG@k of k docs of gain 1",
       ("k", *_CWL_GAINS), ir_measures=(Spelling("SDCG", option_values=(("dcg", "log2", ()),)),), cut=True,
       oracle="ir_measures", source=_CWL),
-    M("inst", "duckrank.inst_of(q, {t}, {min_rel}, {max_rel})", "INST(T): C/W/L rate of gain, C(i) = ((i + 2T - "
+    Metric("inst", "duckrank.inst_of(q, {t}, {min_rel}, {max_rel})", "INST(T): C/W/L rate of gain, C(i) = ((i + 2T - "
       "gain so far - 1) / (i + 2T - gain so far))^2", ("t", *_CWL_GAINS), ir_measures=(spell("INST"),),
       oracle="ir_measures", source=_CWL),
-    M("insq", "duckrank.insq_of(q, {t}, {min_rel}, {max_rel})", "INSQ(T): C/W/L rate of gain, C(i) = ((i + 2T - 1) "
+    Metric("insq", "duckrank.insq_of(q, {t}, {min_rel}, {max_rel})",
+      "INSQ(T): C/W/L rate of gain, C(i) = ((i + 2T - 1) "
       "/ (i + 2T))^2", ("t", *_CWL_GAINS), ir_measures=(spell("INSQ"),), oracle="ir_measures", source=_CWL),
-    M("cwl_rbp", "duckrank.cwl_rbp_of(q, {p})", "cwl_eval's RBP(p), ir_measures' RBP(rel=N): (1 - p) sum over "
+    Metric("cwl_rbp", "duckrank.cwl_rbp_of(q, {p})", "cwl_eval's RBP(p), ir_measures' RBP(rel=N): (1 - p) sum over "
       "ranks i <= 1000 of rel(i) p^(i-1), / (1 - p^1000)", ("p",), aliases=(spell("cwl_rbp"),),
       oracle="ir_measures", source=_CWL),
-    M("nerr8", "duckrank.nerr8_of(q, {k}, {min_rel}, {max_rel})", "NERR8@k: C/W/L rate of gain, C(i) = 1 - g(i) "
+    Metric("nerr8", "duckrank.nerr8_of(q, {k}, {min_rel}, {max_rel})", "NERR8@k: C/W/L rate of gain, C(i) = 1 - g(i) "
       "before rank k", ("k", *_CWL_GAINS), ir_measures=(spell("NERR8"),), cut=True, oracle="ir_measures", source=_CWL),
-    M("nerr9", "duckrank.nerr9_of(q, {k}, {min_rel}, {max_rel})", "NERR9@k: C/W/L rate of gain, C(i) = i / (i + 1) "
+    Metric("nerr9", "duckrank.nerr9_of(q, {k}, {min_rel}, {max_rel})",
+      "NERR9@k: C/W/L rate of gain, C(i) = i / (i + 1) "
       "(1 - g(i)) before rank k", ("k", *_CWL_GAINS), ir_measures=(spell("NERR9"),), cut=True, oracle="ir_measures",
       source=_CWL),
-    M("nerr10", "duckrank.nerr10_of(q, {phi}, {min_rel}, {max_rel})", "NERR10(phi): C/W/L rate of gain, C(i) = phi (1 "
+    Metric("nerr10", "duckrank.nerr10_of(q, {phi}, {min_rel}, {max_rel})",
+      "NERR10(phi): C/W/L rate of gain, C(i) = phi (1 "
       "- g(i)) (ir_measures' p)", ("phi", *_CWL_GAINS), ir_measures=(Spelling("NERR10", option_names=(("p", "phi"),)),),
       oracle="ir_measures", source=_CWL),
-    M("nerr11", "duckrank.nerr11_of(q, {t}, {min_rel}, {max_rel})", "NERR11(T): C/W/L rate of gain, C(i) = ((i + "
+    Metric("nerr11", "duckrank.nerr11_of(q, {t}, {min_rel}, {max_rel})", "NERR11(T): C/W/L rate of gain, C(i) = ((i + "
       "2T - 1) / (i + 2T))^2 (1 - g(i))", ("t", *_CWL_GAINS), ir_measures=(spell("NERR11"),), oracle="ir_measures",
       source=_CWL),
-    M("compat", "duckrank.compat_of(q, {persistence}, {normalize})", "Compat = the rank-biased overlap (persistence "
+    Metric("compat", "duckrank.compat_of(q, {persistence}, {normalize})",
+      "Compat = the rank-biased overlap (persistence "
       "p) of the ranking with the ideal ranking, / the ideal's own (normalize)", ("persistence", "normalize"),
       ir_measures=(Spelling("Compat", option_names=(("p", "persistence"),)),), oracle="ir_measures", source=_RANK),
     # the diversity family of ir_measures' pyndeval provider (ndeval), over subtopic qrels
-    M("alpha_ndcg", "duckrank.alpha_ndcg_of(q, {k})", "alpha-nDCG@k = alpha-DCG@k / that of ndeval's greedy "
+    Metric("alpha_ndcg", "duckrank.alpha_ndcg_of(q, {k})", "alpha-nDCG@k = alpha-DCG@k / that of ndeval's greedy "
       "ideal ranking", ("k", "alpha"), reads="subtopics", ir_measures=(spell("alpha_nDCG"), spell("α_nDCG")), cut=True,
       oracle="pyndeval", source=_DIVERSITY),
-    M("alpha_dcg", "duckrank.alpha_dcg_of(q, {k})", "alpha-DCG@k = sum over i <= k of g(i) / log2(i + 1), "
+    Metric("alpha_dcg", "duckrank.alpha_dcg_of(q, {k})", "alpha-DCG@k = sum over i <= k of g(i) / log2(i + 1), "
       "/ the same sum for k docs relevant to every subtopic (ndeval's collection-independent normalisation)",
       ("k", "alpha"), reads="subtopics", ir_measures=(spell("alpha_DCG"), spell("α_DCG")), cut=True, oracle="pyndeval",
       source=_DIVERSITY),
-    M("err_ia", "duckrank.err_ia_of(q, {k})", "ERR-IA@k = sum over i <= k of g(i) / i, / the same sum for k docs "
+    Metric("err_ia", "duckrank.err_ia_of(q, {k})", "ERR-IA@k = sum over i <= k of g(i) / i, / the same sum for k docs "
       "relevant to every subtopic (alpha 0.5)", ("k",), reads="subtopics", ir_measures=(spell("ERR_IA"),), cut=True,
       oracle="pyndeval", source=_DIVERSITY),
-    M("nerr_ia", "duckrank.nerr_ia_of(q, {k})", "nERR-IA@k = ERR-IA@k / that of ndeval's greedy ideal ranking",
+    Metric("nerr_ia", "duckrank.nerr_ia_of(q, {k})", "nERR-IA@k = ERR-IA@k / that of ndeval's greedy ideal ranking",
       ("k",), reads="subtopics", ir_measures=(spell("nERR_IA"),), cut=True, oracle="pyndeval", source=_DIVERSITY),
-    M("nrbp", "duckrank.nrbp_of(q, {patience})", "NRBP = (1 - (1 - alpha) patience) / S sum over i of g(i) "
+    Metric("nrbp", "duckrank.nrbp_of(q, {patience})", "NRBP = (1 - (1 - alpha) patience) / S sum over i of g(i) "
       "patience^(i-1)", ("alpha", "patience"), reads="subtopics",
       ir_measures=(Spelling("NRBP", option_names=_NRBP_NAMES),), oracle="pyndeval", source=_DIVERSITY),
-    M("nnrbp", "duckrank.nnrbp_of(q, {patience})", "nNRBP = NRBP / that of ndeval's greedy ideal ranking "
+    Metric("nnrbp", "duckrank.nnrbp_of(q, {patience})", "nNRBP = NRBP / that of ndeval's greedy ideal ranking "
       "(NaN without a relevant subtopic)", ("alpha", "patience"), reads="subtopics",
       ir_measures=(Spelling("nNRBP", option_names=_NRBP_NAMES),), oracle="pyndeval", source=_DIVERSITY),
-    M("ap_ia", "duckrank.ap_ia_of(q)", "AP-IA = the mean over the subtopics of AP counting that subtopic's relevant "
+    Metric("ap_ia", "duckrank.ap_ia_of(q)",
+      "AP-IA = the mean over the subtopics of AP counting that subtopic's relevant "
       "docs", reads="subtopics", ir_measures=(spell("AP_IA"), spell("MAP_IA")), oracle="pyndeval",
       source=_DIVERSITY),
-    M("p_ia", "duckrank.p_ia_of(q, {k})", "P-IA@k = the (doc, subtopic) relevances in the top k / (k S)", ("k",),
+    Metric("p_ia", "duckrank.p_ia_of(q, {k})", "P-IA@k = the (doc, subtopic) relevances in the top k / (k S)", ("k",),
       reads="subtopics", ir_measures=(spell("P_IA"),), cut=True, oracle="pyndeval", source=_DIVERSITY),
-    M("subtopic_recall", "duckrank.subtopic_recall_of(q, {k})", "StRecall@k = the subtopics the top k cover / S",
+    Metric("subtopic_recall", "duckrank.subtopic_recall_of(q, {k})", "StRecall@k = the subtopics the top k cover / S",
       ("k",), reads="subtopics", ir_measures=(spell("StRecall"),), aliases=(spell("subtopic_recall"),), cut=True,
       oracle="pyndeval", source=_DIVERSITY),
-    M("auc", "duckrank.auc_of(q)", "AUC of a query's retrieved docs by rank sums, ties averaged (NULL without both "
+    Metric("auc", "duckrank.auc_of(q)",
+      "AUC of a query's retrieved docs by rank sums, ties averaged (NULL without both "
       "classes; ir_measures' Accuracy)", SAMPLED_OPTIONS, reads="all", ir_measures=(spell("Accuracy"),),
       aliases=(spell("auc"),), oracle="formula", source=_AUC,
       sampled="duckrank.auc_at_rank(rank, {sampled})"),
-    M("gauc", "duckrank.gauc_of_log({log}, {weight}, {rel_level})", "GAUC: per-query AUC averaged with weights "
+    Metric("gauc", "duckrank.gauc_of_log({log}, {weight}, {rel_level})", "GAUC: per-query AUC averaged with weights "
       "impressions or positives", ("weight",), summary="log", reads="log", aliases=(spell("gauc"),),
       oracle="formula", source=_AUC),
-    M("global_auc", "duckrank.global_auc_of_log({log}, {rel_level})", "AUC over every row of a log, ignoring the "
+    Metric("global_auc", "duckrank.global_auc_of_log({log}, {rel_level})", "AUC over every row of a log, ignoring the "
       "query (scikit-learn roc_auc_score)", summary="log", reads="log",
       aliases=(spell("global_auc"), spell("auc_global")), oracle="sklearn", source=_AUC),
-    M("mae", "duckrank.mae_of(q)", "MAE = mean |score - grade| over the judged retrieved docs",
+    Metric("mae", "duckrank.mae_of(q)", "MAE = mean |score - grade| over the judged retrieved docs",
       aliases=(spell("mae"),), oracle="sklearn", source=_RATING),
-    M("rmse", "duckrank.rmse_of(q)", "RMSE = sqrt(mean (score - grade)^2) over the judged retrieved docs",
+    Metric("rmse", "duckrank.rmse_of(q)", "RMSE = sqrt(mean (score - grade)^2) over the judged retrieved docs",
       aliases=(spell("rmse"),), oracle="sklearn", source=_RATING),
     # beyond accuracy: Microsoft Recommenders' definitions (its python_evaluation), popularity bias
-    M("catalog_coverage", "duckrank.catalog_coverage_of({users}, {train}, {k}, {empty})",
+    Metric("catalog_coverage", "duckrank.catalog_coverage_of({users}, {train}, {k}, {empty})",
       "summary only: distinct items in the scored queries' top k / distinct items in train (MS catalog_coverage)", ("k",),
       summary="overall", per_query=False, reads="top_k", aliases=(spell("catalog_coverage"),),
       oracle="recommenders", source=_BEYOND),
-    M("distributional_coverage", "duckrank.distributional_coverage_of({users}, {k}, {empty})",
+    Metric("distributional_coverage", "duckrank.distributional_coverage_of({users}, {k}, {empty})",
       "summary only: entropy -sum p(i) log2 p(i) of each item's share of the top-k recommendations "
       "(MS distributional_coverage)",
       ("k",), summary="overall", per_query=False, reads="top_k", aliases=(spell("distributional_coverage"),),
       oracle="recommenders", source=_BEYOND),
-    M("novelty", "duckrank.novelty_of({users}, {train}, {k}, {empty})",
+    Metric("novelty", "duckrank.novelty_of({users}, {train}, {k}, {empty})",
       "mean over the top k of -log2(n(i) / N), n(i) = users who trained on i, N = training pairs (MS novelty)",
       ("k",), reads="top_k", aliases=(spell("novelty"),), oracle="recommenders", source=_BEYOND),
-    M("diversity", "duckrank.diversity_of({users}, {train}, {items}, {k}, {similarity}, {empty})",
+    Metric("diversity", "duckrank.diversity_of({users}, {train}, {items}, {k}, {similarity}, {empty})",
       "1 - mean similarity of the pairs of items in the top k (MS user_diversity)", ("k", "similarity"),
       reads="top_k", aliases=(spell("diversity"),), oracle="recommenders", source=_BEYOND),
-    M("serendipity", "duckrank.serendipity_of({users}, {train}, {items}, {k}, {similarity}, {empty})",
+    Metric("serendipity", "duckrank.serendipity_of({users}, {train}, {items}, {k}, {similarity}, {empty})",
       "mean over the top k of (1 - mean similarity to the user's training items) * rel(i) (MS user_serendipity)",
       ("k", "similarity"), reads="top_k", aliases=(spell("serendipity"),), oracle="recommenders", source=_BEYOND),
-    M("arp", "duckrank.arp_of({users}, {train}, {k}, {head}, {empty})",
+    Metric("arp", "duckrank.arp_of({users}, {train}, {k}, {head}, {empty})",
       "ARP@k = mean over the top k of n(i), the item's training interactions", ("k", "head"), reads="top_k",
       aliases=(spell("arp"),), oracle="formula", source=_BEYOND),
-    M("aplt", "duckrank.aplt_of({users}, {train}, {k}, {head}, {empty})",
+    Metric("aplt", "duckrank.aplt_of({users}, {train}, {k}, {head}, {empty})",
       "APLT@k = share of the top k outside the short head", ("k", "head"), reads="top_k",
       aliases=(spell("aplt"),), oracle="formula", source=_BEYOND),
-    M("aclt", "duckrank.aclt_of({users}, {train}, {k}, {head}, {empty})",
+    Metric("aclt", "duckrank.aclt_of({users}, {train}, {k}, {head}, {empty})",
       "ACLT@k = items of the top k outside the short head", ("k", "head"), reads="top_k",
       aliases=(spell("aclt"),), oracle="formula", source=_BEYOND),
-    M("num_q", "1", "the number of queries scored", summary="count", per_query=False,
+    Metric("num_q", "1", "the number of queries scored", summary="count", per_query=False,
       trec_eval=(spell("num_q"),), oracle="pytrec_eval", table_macro=False),
-    M("num_run_queries", "duckrank.run_query_of(q)", "queries the run holds: 1 for each, 0 for a qrels query it "
+    Metric("num_run_queries", "duckrank.run_query_of(q)", "queries the run holds: 1 for each, 0 for a qrels query it "
       "misses (complete)", summary="sum", ir_measures=(spell("NumQ"),),
       aliases=(spell("num_run_queries"),), oracle="ir_measures", source=_SET),
-    M("num_ret", "q.num_ret", "documents retrieved", summary="sum", trec_eval=(spell("num_ret"),),
+    Metric("num_ret", "q.num_ret", "documents retrieved", summary="sum", trec_eval=(spell("num_ret"),),
       ir_measures=(Spelling("NumRet", rel_variant="num_rel_ret"),), oracle="pytrec_eval", source="sql/20_ranked.sql"),
-    M("num_rel", "q.num_rel", "relevant documents (R)", summary="sum", trec_eval=(spell("num_rel"),),
+    Metric("num_rel", "q.num_rel", "relevant documents (R)", summary="sum", trec_eval=(spell("num_rel"),),
       ir_measures=(spell("NumRel"),), oracle="pytrec_eval", source="sql/20_ranked.sql"),
-    M("num_rel_ret", "duckrank.num_rel_ret_of(q)", "relevant documents retrieved", summary="sum",
+    Metric("num_rel_ret", "duckrank.num_rel_ret_of(q)", "relevant documents retrieved", summary="sum",
       trec_eval=(spell("num_rel_ret"),), ir_measures=(spell("NumRelRet"),), oracle="pytrec_eval", source=_SET),
-    M("num_nonrel_judged_ret", "duckrank.num_nonrel_judged_ret_of(q)", "judged non-relevant documents retrieved",
+    Metric("num_nonrel_judged_ret", "duckrank.num_nonrel_judged_ret_of(q)", "judged non-relevant documents retrieved",
       summary="sum", trec_eval=(spell("num_nonrel_judged_ret"),), oracle="pytrec_eval", source=_SET),
-    M("gm_map", "duckrank.average_precision_of(q, NULL, 'R')", "geometric mean over queries of AP (floored at "
+    Metric("gm_map", "duckrank.average_precision_of(q, NULL, 'R')", "geometric mean over queries of AP (floored at "
       "1e-5)", summary="gmean", per_query=False, trec_eval=(spell("gm_map"),), oracle="pytrec_eval",
       table_macro=False, source=_RANK),
-    M("gm_bpref", "duckrank.bpref_of(q)", "geometric mean over queries of bpref (floored at 1e-5)",
+    Metric("gm_bpref", "duckrank.bpref_of(q)", "geometric mean over queries of bpref (floored at 1e-5)",
       summary="gmean", per_query=False, trec_eval=(spell("gm_bpref"),), oracle="pytrec_eval", table_macro=False,
       source=_RANK),
     # trec_eval 10's other all_trec measures, compared with the binary itself (tests/oracles.py)
-    M("set_average_precision", "duckrank.set_average_precision_of(q)", "set_map = num_rel_ret^2 / (num_ret R): "
+    Metric("set_average_precision", "duckrank.set_average_precision_of(q)", "set_map = num_rel_ret^2 / (num_ret R): "
       "set precision times set recall", trec_eval=(spell("set_map"),), ir_measures=(set_spell("SetAP"),),
       aliases=(spell("set_average_precision"),),
       oracle="trec_eval", source=_SET),
-    M("unjudged_fraction", "duckrank.unjudged_fraction_of(q, {k})", "unj@k = unjudged docs (not in the qrels, or "
+    Metric("unjudged_fraction", "duckrank.unjudged_fraction_of(q, {k})", "unj@k = unjudged docs (not in the qrels, or "
       "a negative grade) in the top k / k (k NULL: / retrieved)", ("k",),
       trec_eval=(spell("unj", "k", ("5", "10", "20")),), aliases=(spell("unjudged_fraction"),), oracle="trec_eval",
       source=_SET),
-    M("utility", "duckrank.utility_of(q, {retrieved_relevant}, {retrieved_nonrelevant}, {missed_relevant}, "
+    Metric("utility", "duckrank.utility_of(q, {retrieved_relevant}, {retrieved_nonrelevant}, {missed_relevant}, "
       "{missed_nonrelevant}, {collection_size}, {stand_in})", "utility = p1 relevant retrieved + p2 non-relevant retrieved + "
       "p3 relevant missed + p4 non-relevant missed (1, -1, 0, 0)",
       ("retrieved_relevant", "retrieved_nonrelevant", "missed_relevant", "missed_nonrelevant", "collection_size",
        "stand_in"),
       trec_eval=(spell("utility", "retrieved_relevant,retrieved_nonrelevant,missed_relevant,missed_nonrelevant"),), aliases=(spell("utility"),), oracle="trec_eval", source=_SET),
-    M("binary_normalized_gain", "duckrank.binary_normalized_gain_of(q)", "binG = (1/R) sum over relevant "
+    Metric("binary_normalized_gain", "duckrank.binary_normalized_gain_of(q)", "binG = (1/R) sum over relevant "
       "retrieved docs of 1 / log2(2 + the non-relevant docs above)", trec_eval=(spell("binG"),),
       aliases=(spell("binary_normalized_gain"),), oracle="trec_eval", source=_RANK),
-    M("inferred_average_precision", "duckrank.inferred_average_precision_of(q)", "infAP: AP estimated from a "
+    Metric("inferred_average_precision", "duckrank.inferred_average_precision_of(q)", "infAP: AP estimated from a "
       "sampled pool (negative grade: pooled, not sampled; not in the qrels: unpooled)",
       trec_eval=(spell("infAP"),), aliases=(spell("inferred_average_precision"), spell("infAP")),
       oracle="trec_eval", source=_RANK),
-    M("normalized_gain", "duckrank.normalized_gain_of(q)", "G = sum of g(i) / log2(2 + ideal cost(i) - gain so "
+    Metric("normalized_gain", "duckrank.normalized_gain_of(q)", "G = sum of g(i) / log2(2 + ideal cost(i) - gain so "
       "far(i)), / the ideal's total gain", ("gain", "gain_map"), trec_eval=(spell("G", "gain_map"),),
       aliases=(spell("normalized_gain"),), oracle="trec_eval", source=_GAIN),
-    M("ndcg_rel", "duckrank.ndcg_rel_of(q)", "nDCG averaged over the positive-gain judged docs, at each one's "
+    Metric("ndcg_rel", "duckrank.ndcg_rel_of(q)", "nDCG averaged over the positive-gain judged docs, at each one's "
       "rank (full depth if not retrieved)", ("gain", "gain_map"), trec_eval=(spell("ndcg_rel", "gain_map"),),
       aliases=(spell("ndcg_rel"),), oracle="trec_eval", source=_GAIN),
-    M("r_ndcg", "duckrank.r_ndcg_of(q)", "Rndcg = nDCG averaged at the ranks where the ideal gain changes "
+    Metric("r_ndcg", "duckrank.r_ndcg_of(q)", "Rndcg = nDCG averaged at the ranks where the ideal gain changes "
       "(and at full depth)", ("gain", "gain_map"), trec_eval=(spell("Rndcg", "gain_map"),),
       aliases=(spell("r_ndcg"),), oracle="trec_eval", source=_GAIN),
-    M("relevance_string", "duckrank.relevance_string_of(q, {k}, {stand_in})", "the top k docs' judgments as text: the "
+    Metric("relevance_string", "duckrank.relevance_string_of(q, {k}, {stand_in})",
+      "the top k docs' judgments as text: the "
       "grade 0-9, > above 9, - not in the qrels, . a negative grade", ("k", "stand_in"),
       summary="none", value="text", reads="all", trec_eval=(spell("relstring", "k", k=10),),
       aliases=(spell("relevance_string"),), oracle="trec_eval", source=_RANK),
