@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import shutil
 import tempfile
@@ -54,10 +55,16 @@ def pytest_configure(config):
     """Whether this is the quick run, for the property tests (helpers.examples); and duckrank's
     catalog cache of this test session, never the developer's ~/.cache: made by the controlling
     process (or the only one, -n 0) before the xdist workers start, which inherit it, as do the
-    command lines the tests run, and share it (its writes are atomic); removed at the end."""
+    command lines the tests run, and share it (its writes are atomic); removed at the end.
+
+    The controlling process also compiles duckrank's modules, as installing a package does: a
+    checkout has no bytecode, and under PYTHONDONTWRITEBYTECODE (set on this project's machines)
+    every duckrank command a test starts would compile them again (0.45 against 0.33 s for a small
+    `duckrank eval`)."""
     helpers.quick_run = "not slow" in (config.getoption("markexpr") or "")
     if not hasattr(config, "workerinput"):
         config.duckrank_cache = os.environ["DUCKRANK_CACHE_DIR"] = tempfile.mkdtemp(prefix="duckrank-test-cache-")
+        compileall.compile_dir(REPO / "duckrank", quiet=1)
 
 
 def pytest_unconfigure(config):
