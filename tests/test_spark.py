@@ -8,8 +8,10 @@ unicode ids, extreme and tied scores, negative grades, queries only in one file)
 from a hive-partitioned Parquet folder. Each test is one Spark job; agreement is to 1e-12 per
 (query, measure). Skips without pyspark or Java, fails in CI (tests/spark_support.py). Every test
 that runs Spark is in this module, so that a test run starts one JVM (its `spark` fixture's).
-Time: 277-400 s of one worker's in the whole suite on an idle 2-core machine (the option test
-alone 70 s), a fifth of the suite; Spark's planning of the long statements is most of it.
+Time: 206 s alone on an idle 2-core machine, 400 s of one worker's in the whole suite (the option
+test alone 46 s: 167 measures, a 313 kB statement), a fifth to a third of the suite; rendering the
+statements and Spark's analysis and optimisation of them are most of it, the session interpreting
+the expressions (spark_support.session).
 """
 
 from __future__ import annotations
