@@ -44,8 +44,8 @@ def session():
     test_spark.py's fixture alone: a second JVM in another test process costs tens of seconds.
 
     Its expressions are interpreted, not compiled: the parity statements are long and their data
-    small, so compiling the generated Java was a third of each job (the 3 settings of a trial:
-    48.6 -> 34.9 s). Spark holds interpreted and generated code to the same results, and
+    small, so compiling the generated Java was a third of each job (Spark's side of 3 parity jobs:
+    48.5 -> 33.7 s). Spark holds interpreted and generated code to the same results, and
     test_spark.test_cli_engine_spark runs every trec_eval measure compiled (`compiled`), as a
     user's session runs them."""
     from pyspark.sql import SparkSession
