@@ -336,37 +336,45 @@ query_stats AS (
 problems AS (
     (SELECT concat_ws(chr(10),
          CASE WHEN query_id IS NULL OR checks.null_docs > 0
-              THEN 'run ' || duckrank.show(run) || ' has a NULL id (query_id ' || duckrank.show(query_id)
+              THEN 'run ' || shown[1] || ' has a NULL id (query_id ' || shown[2]
                    || CASE WHEN checks.null_docs > 0 THEN ', doc_id NULL' ELSE '' END
                    || '); every row needs a query_id and a doc_id' END,
          CASE WHEN checks.bad_score IS NOT NULL
-              THEN 'run ' || duckrank.show(run) || ' has a NULL, NaN or infinite score for query_id '
-                   || duckrank.show(checks.bad_score.query_id) || ', doc_id ' || duckrank.show(checks.bad_score.doc_id)
+              THEN 'run ' || shown[1] || ' has a NULL, NaN or infinite score for query_id '
+                   || shown[3] || ', doc_id ' || shown[4]
                    || '; scores must be finite numbers: fix or drop those rows' END,
          CASE WHEN repeats > 0 AND query_id IS NOT NULL
-              THEN 'run ' || duckrank.show(run) || ' has ' || repeated_copies || ' rows for query_id '
-                   || duckrank.show(query_id) || ', doc_id ' || duckrank.show(repeated_doc)
+              THEN 'run ' || shown[1] || ' has ' || repeated_copies || ' rows for query_id '
+                   || shown[2] || ', doc_id ' || shown[5]
                    || '; each (query_id, doc_id) must appear once: remove the duplicates or pass duplicates := ''max''' END)
             AS problem
-     FROM ranked_docs
-     WHERE query_id IS NULL OR checks.null_docs > 0 OR checks.bad_score IS NOT NULL OR repeats > 0
-     LIMIT 1)
+     FROM (SELECT *, duckrank.shown_all([CAST(run AS VARCHAR), CAST(query_id AS VARCHAR),
+                                         CAST(checks.bad_score.query_id AS VARCHAR),
+                                         CAST(checks.bad_score.doc_id AS VARCHAR), CAST(repeated_doc AS VARCHAR)]) AS shown
+           FROM ranked_docs
+           WHERE query_id IS NULL OR checks.null_docs > 0 OR checks.bad_score IS NOT NULL OR repeats > 0
+           LIMIT 1))
     UNION ALL
     (SELECT concat_ws(chr(10),
          CASE WHEN null_id IS NOT NULL
-              THEN 'qrels ' || duckrank.show(qrels) || ' has a NULL id (query_id ' || duckrank.show(null_id.query_id)
-                   || ', doc_id ' || duckrank.show(null_id.doc_id) || '); every judgment needs a query_id and a doc_id' END,
+              THEN 'qrels ' || shown[1] || ' has a NULL id (query_id ' || shown[2]
+                   || ', doc_id ' || shown[3] || '); every judgment needs a query_id and a doc_id' END,
          CASE WHEN bad_grade IS NOT NULL
-              THEN 'qrels ' || duckrank.show(qrels) || ' has a NULL, NaN or infinite relevance for query_id '
-                   || duckrank.show(query_id) || ', doc_id ' || duckrank.show(bad_grade.doc_id)
+              THEN 'qrels ' || shown[1] || ' has a NULL, NaN or infinite relevance for query_id '
+                   || shown[4] || ', doc_id ' || shown[5]
                    || '; relevance must be a finite number: fix or drop those rows' END)
-     FROM qrels_checks WHERE null_id IS NOT NULL OR bad_grade IS NOT NULL LIMIT 1)
+     FROM (SELECT *, duckrank.shown_all([CAST(qrels AS VARCHAR), CAST(null_id.query_id AS VARCHAR),
+                                         CAST(null_id.doc_id AS VARCHAR), CAST(query_id AS VARCHAR),
+                                         CAST(bad_grade.doc_id AS VARCHAR)]) AS shown
+           FROM qrels_checks WHERE null_id IS NOT NULL OR bad_grade IS NOT NULL LIMIT 1))
     UNION ALL
-    (SELECT 'qrels ' || duckrank.show(qrels) || ' judges query_id ' || duckrank.show(query_id)
-            || ', doc_id ' || duckrank.show(doc_id) || ' twice with different grades ('
+    (SELECT 'qrels ' || shown[1] || ' judges query_id ' || shown[2]
+            || ', doc_id ' || shown[3] || ' twice with different grades ('
             || min_grade || ' and ' || grade
             || '); keep one judgment or pass duplicates := ''max'''
-     FROM qrels_repeated WHERE min_grade <> grade AND duplicates = 'error' LIMIT 1)
+     FROM (SELECT *, duckrank.shown_all([CAST(qrels AS VARCHAR), CAST(query_id AS VARCHAR),
+                                         CAST(doc_id AS VARCHAR)]) AS shown
+           FROM qrels_repeated WHERE min_grade <> grade AND duplicates = 'error' LIMIT 1))
 ),
 guard AS (
     SELECT duckrank.raise_problems(string_agg(problem, chr(10))) AS fired FROM problems

@@ -495,258 +495,58 @@ WITH run_rows AS (
         CHR(  10),
         CASE
           WHEN query_id IS NULL OR checks.null_docs > 0
-          THEN 'run ' || CASE
-            WHEN LENGTH(CAST('run' AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST('run' AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST('run' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
-          END || ' has a NULL id (query_id ' || CASE
-            WHEN query_id IS NULL
-            THEN 'NULL'
-            WHEN LENGTH(CAST(query_id AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST(query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST(query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
-          END || CASE WHEN checks.null_docs > 0 THEN ', doc_id NULL' ELSE '' END || '); every row needs a query_id and a doc_id'
+          THEN 'run ' || TRY_ELEMENT_AT(shown, 1) || ' has a NULL id (query_id ' || TRY_ELEMENT_AT(shown, 2) || CASE WHEN checks.null_docs > 0 THEN ', doc_id NULL' ELSE '' END || '); every row needs a query_id and a doc_id'
         END,
         CASE
           WHEN NOT checks.bad_score IS NULL
-          THEN 'run ' || CASE
-            WHEN LENGTH(CAST('run' AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST('run' AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST('run' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
-          END || ' has a NULL, NaN or infinite score for query_id ' || CASE
-            WHEN checks.bad_score.query_id IS NULL
-            THEN 'NULL'
-            WHEN LENGTH(CAST(checks.bad_score.query_id AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST(checks.bad_score.query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST(checks.bad_score.query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(checks.bad_score.query_id AS STRING)) - 80) || ' more characters)'
-          END || ', doc_id ' || CASE
-            WHEN checks.bad_score.doc_id IS NULL
-            THEN 'NULL'
-            WHEN LENGTH(CAST(checks.bad_score.doc_id AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST(checks.bad_score.doc_id AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST(checks.bad_score.doc_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(checks.bad_score.doc_id AS STRING)) - 80) || ' more characters)'
-          END || '; scores must be finite numbers: fix or drop those rows'
+          THEN 'run ' || TRY_ELEMENT_AT(shown, 1) || ' has a NULL, NaN or infinite score for query_id ' || TRY_ELEMENT_AT(shown, 3) || ', doc_id ' || TRY_ELEMENT_AT(shown, 4) || '; scores must be finite numbers: fix or drop those rows'
         END,
         CASE
           WHEN repeats > 0 AND NOT query_id IS NULL
-          THEN 'run ' || CASE
-            WHEN LENGTH(CAST('run' AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST('run' AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST('run' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('run' AS STRING)) - 80) || ' more characters)'
-          END || ' has ' || repeated_copies || ' rows for query_id ' || CASE
-            WHEN query_id IS NULL
-            THEN 'NULL'
-            WHEN LENGTH(CAST(query_id AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST(query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST(query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
-          END || ', doc_id ' || CASE
-            WHEN repeated_doc IS NULL
-            THEN 'NULL'
-            WHEN LENGTH(CAST(repeated_doc AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST(repeated_doc AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST(repeated_doc AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(repeated_doc AS STRING)) - 80) || ' more characters)'
-          END || '; each (query_id, doc_id) must appear once: remove the duplicates or pass duplicates := \'max\''
+          THEN 'run ' || TRY_ELEMENT_AT(shown, 1) || ' has ' || repeated_copies || ' rows for query_id ' || TRY_ELEMENT_AT(shown, 2) || ', doc_id ' || TRY_ELEMENT_AT(shown, 5) || '; each (query_id, doc_id) must appear once: remove the duplicates or pass duplicates := \'max\''
         END
       ) AS problem
-    FROM ranked_docs
-    WHERE
-      query_id IS NULL
-      OR checks.null_docs > 0
-      OR NOT checks.bad_score IS NULL
-      OR repeats > 0
-    LIMIT 1
+    FROM (
+      SELECT
+        *,
+        TRANSFORM(
+          ARRAY(
+            CAST('run' AS STRING),
+            CAST(query_id AS STRING),
+            CAST(checks.bad_score.query_id AS STRING),
+            CAST(checks.bad_score.doc_id AS STRING),
+            CAST(repeated_doc AS STRING)
+          ),
+          text -> CASE
+            WHEN text IS NULL
+            THEN 'NULL'
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(text AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'' || CASE
+              WHEN LENGTH(CAST(text AS STRING)) > 80
+              THEN '…(' || PRINTF('%,d', LENGTH(CAST(text AS STRING)) - 80) || ' more characters)'
+              ELSE ''
+            END
+          END
+        ) AS shown
+      FROM ranked_docs
+      WHERE
+        query_id IS NULL
+        OR checks.null_docs > 0
+        OR NOT checks.bad_score IS NULL
+        OR repeats > 0
+      LIMIT 1
+    )
   )
   UNION ALL
   (
@@ -755,292 +555,90 @@ WITH run_rows AS (
         CHR(  10),
         CASE
           WHEN NOT null_id IS NULL
-          THEN 'qrels ' || CASE
-            WHEN LENGTH(CAST('qrels' AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST('qrels' AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST('qrels' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
-          END || ' has a NULL id (query_id ' || CASE
-            WHEN null_id.query_id IS NULL
-            THEN 'NULL'
-            WHEN LENGTH(CAST(null_id.query_id AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST(null_id.query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST(null_id.query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(null_id.query_id AS STRING)) - 80) || ' more characters)'
-          END || ', doc_id ' || CASE
-            WHEN null_id.doc_id IS NULL
-            THEN 'NULL'
-            WHEN LENGTH(CAST(null_id.doc_id AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST(null_id.doc_id AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST(null_id.doc_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(null_id.doc_id AS STRING)) - 80) || ' more characters)'
-          END || '); every judgment needs a query_id and a doc_id'
+          THEN 'qrels ' || TRY_ELEMENT_AT(shown, 1) || ' has a NULL id (query_id ' || TRY_ELEMENT_AT(shown, 2) || ', doc_id ' || TRY_ELEMENT_AT(shown, 3) || '); every judgment needs a query_id and a doc_id'
         END,
         CASE
           WHEN NOT bad_grade IS NULL
-          THEN 'qrels ' || CASE
-            WHEN LENGTH(CAST('qrels' AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST('qrels' AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST('qrels' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
-          END || ' has a NULL, NaN or infinite relevance for query_id ' || CASE
-            WHEN query_id IS NULL
-            THEN 'NULL'
-            WHEN LENGTH(CAST(query_id AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST(query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST(query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
-          END || ', doc_id ' || CASE
-            WHEN bad_grade.doc_id IS NULL
-            THEN 'NULL'
-            WHEN LENGTH(CAST(bad_grade.doc_id AS STRING)) <= 80
-            THEN '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(CAST(bad_grade.doc_id AS STRING), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\''
-            ELSE '\'' || REPLACE(
-              REPLACE(
-                REPLACE(
-                  REPLACE(LEFT(CAST(bad_grade.doc_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-                  CHR(  13),
-                  CHR(  92) || 'r'
-                ),
-                CHR(  9),
-                CHR(  92) || 't'
-              ),
-              CHR(  27),
-              CHR(  92) || 'x1b'
-            ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(bad_grade.doc_id AS STRING)) - 80) || ' more characters)'
-          END || '; relevance must be a finite number: fix or drop those rows'
+          THEN 'qrels ' || TRY_ELEMENT_AT(shown, 1) || ' has a NULL, NaN or infinite relevance for query_id ' || TRY_ELEMENT_AT(shown, 4) || ', doc_id ' || TRY_ELEMENT_AT(shown, 5) || '; relevance must be a finite number: fix or drop those rows'
         END
       )
-    FROM qrels_checks
-    WHERE
-      NOT null_id IS NULL OR NOT bad_grade IS NULL
-    LIMIT 1
+    FROM (
+      SELECT
+        *,
+        TRANSFORM(
+          ARRAY(
+            CAST('qrels' AS STRING),
+            CAST(null_id.query_id AS STRING),
+            CAST(null_id.doc_id AS STRING),
+            CAST(query_id AS STRING),
+            CAST(bad_grade.doc_id AS STRING)
+          ),
+          text -> CASE
+            WHEN text IS NULL
+            THEN 'NULL'
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(text AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'' || CASE
+              WHEN LENGTH(CAST(text AS STRING)) > 80
+              THEN '…(' || PRINTF('%,d', LENGTH(CAST(text AS STRING)) - 80) || ' more characters)'
+              ELSE ''
+            END
+          END
+        ) AS shown
+      FROM qrels_checks
+      WHERE
+        NOT null_id IS NULL OR NOT bad_grade IS NULL
+      LIMIT 1
+    )
   )
   UNION ALL
   (
     SELECT
-      'qrels ' || CASE
-        WHEN LENGTH(CAST('qrels' AS STRING)) <= 80
-        THEN '\'' || REPLACE(
-          REPLACE(
-            REPLACE(
-              REPLACE(CAST('qrels' AS STRING), CHR(  10), CHR(  92) || 'n'),
-              CHR(  13),
-              CHR(  92) || 'r'
-            ),
-            CHR(  9),
-            CHR(  92) || 't'
-          ),
-          CHR(  27),
-          CHR(  92) || 'x1b'
-        ) || '\''
-        ELSE '\'' || REPLACE(
-          REPLACE(
-            REPLACE(
-              REPLACE(LEFT(CAST('qrels' AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-              CHR(  13),
-              CHR(  92) || 'r'
-            ),
-            CHR(  9),
-            CHR(  92) || 't'
-          ),
-          CHR(  27),
-          CHR(  92) || 'x1b'
-        ) || '\'…(' || PRINTF('%,d', LENGTH(CAST('qrels' AS STRING)) - 80) || ' more characters)'
-      END || ' judges query_id ' || CASE
-        WHEN query_id IS NULL
-        THEN 'NULL'
-        WHEN LENGTH(CAST(query_id AS STRING)) <= 80
-        THEN '\'' || REPLACE(
-          REPLACE(
-            REPLACE(
-              REPLACE(CAST(query_id AS STRING), CHR(  10), CHR(  92) || 'n'),
-              CHR(  13),
-              CHR(  92) || 'r'
-            ),
-            CHR(  9),
-            CHR(  92) || 't'
-          ),
-          CHR(  27),
-          CHR(  92) || 'x1b'
-        ) || '\''
-        ELSE '\'' || REPLACE(
-          REPLACE(
-            REPLACE(
-              REPLACE(LEFT(CAST(query_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-              CHR(  13),
-              CHR(  92) || 'r'
-            ),
-            CHR(  9),
-            CHR(  92) || 't'
-          ),
-          CHR(  27),
-          CHR(  92) || 'x1b'
-        ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(query_id AS STRING)) - 80) || ' more characters)'
-      END || ', doc_id ' || CASE
-        WHEN doc_id IS NULL
-        THEN 'NULL'
-        WHEN LENGTH(CAST(doc_id AS STRING)) <= 80
-        THEN '\'' || REPLACE(
-          REPLACE(
-            REPLACE(
-              REPLACE(CAST(doc_id AS STRING), CHR(  10), CHR(  92) || 'n'),
-              CHR(  13),
-              CHR(  92) || 'r'
-            ),
-            CHR(  9),
-            CHR(  92) || 't'
-          ),
-          CHR(  27),
-          CHR(  92) || 'x1b'
-        ) || '\''
-        ELSE '\'' || REPLACE(
-          REPLACE(
-            REPLACE(
-              REPLACE(LEFT(CAST(doc_id AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
-              CHR(  13),
-              CHR(  92) || 'r'
-            ),
-            CHR(  9),
-            CHR(  92) || 't'
-          ),
-          CHR(  27),
-          CHR(  92) || 'x1b'
-        ) || '\'…(' || PRINTF('%,d', LENGTH(CAST(doc_id AS STRING)) - 80) || ' more characters)'
-      END || ' twice with different grades (' || min_grade || ' and ' || grade || '); keep one judgment or pass duplicates := \'max\''
-    FROM qrels_repeated
-    WHERE
-      (
-        min_grade <> grade
-      )
-    LIMIT 1
+      'qrels ' || TRY_ELEMENT_AT(shown, 1) || ' judges query_id ' || TRY_ELEMENT_AT(shown, 2) || ', doc_id ' || TRY_ELEMENT_AT(shown, 3) || ' twice with different grades (' || min_grade || ' and ' || grade || '); keep one judgment or pass duplicates := \'max\''
+    FROM (
+      SELECT
+        *,
+        TRANSFORM(
+          ARRAY(CAST('qrels' AS STRING), CAST(query_id AS STRING), CAST(doc_id AS STRING)),
+          text -> CASE
+            WHEN text IS NULL
+            THEN 'NULL'
+            ELSE '\'' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(LEFT(CAST(text AS STRING), 80), CHR(  10), CHR(  92) || 'n'),
+                  CHR(  13),
+                  CHR(  92) || 'r'
+                ),
+                CHR(  9),
+                CHR(  92) || 't'
+              ),
+              CHR(  27),
+              CHR(  92) || 'x1b'
+            ) || '\'' || CASE
+              WHEN LENGTH(CAST(text AS STRING)) > 80
+              THEN '…(' || PRINTF('%,d', LENGTH(CAST(text AS STRING)) - 80) || ' more characters)'
+              ELSE ''
+            END
+          END
+        ) AS shown
+      FROM qrels_repeated
+      WHERE
+        (
+          min_grade <> grade
+        )
+      LIMIT 1
+    )
   )
 ), guard AS (
   SELECT
