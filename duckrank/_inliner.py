@@ -93,10 +93,35 @@ def inline(expression: exp.Expression, values: dict[str, exp.Expression] | None 
         called = macro(name)
         if len(arguments) != len(called.params):
             raise ValueError(f"duckrank.{name} takes {len(called.params)} arguments, got {len(arguments)}")
-        return operand(inline(_substitute(called.body, dict(zip(called.params, arguments)))))
+        return operand(_applied(inline(_substitute(called.body, dict(zip(called.params, arguments))))))
     if values:
         expression = _substitute(expression, values)
     return expression.transform(expand, copy=False)  # every caller passes a tree of its own
+
+
+def _applied(node: exp.Expression) -> exp.Expression:
+    """list_transform([x], lambda v: body)[1] as body with v replaced by x. A macro reads an argument
+    so to have DuckDB bind it once (duckrank.ratio's denominator); a rendering binds its own
+    statement, which computes a value used twice once (lean.shared_subexpressions), so it takes the
+    plain body, with no list per row."""
+    if not (isinstance(node, exp.Bracket) and node.expressions == [exp.Literal.number(0)]
+            and isinstance(node.this, exp.Transform) and isinstance(node.this.this, exp.Array)
+            and len(node.this.this.expressions) == 1 and isinstance(node.this.expression, exp.Lambda)
+            and len(node.this.expression.expressions) == 1):
+        return node
+    value, function = node.this.this.expressions[0], node.this.expression
+    variable = function.expressions[0].name
+    if any(inner.name == variable for lambda_ in function.this.find_all(exp.Lambda) for inner in lambda_.expressions):
+        return node  # shadowed in the body: left as it is
+
+    def put(identifier: exp.Expression) -> exp.Expression:
+        parent = identifier.parent
+        if isinstance(identifier, exp.Identifier) and identifier.name == variable \
+                and not isinstance(parent, (exp.Column, exp.Lambda, exp.PropertyEQ, exp.DataType, exp.ColumnDef)) \
+                and not (isinstance(parent, exp.Dot) and identifier.arg_key == "expression"):
+            return operand(value.copy())
+        return identifier
+    return function.this.transform(put, copy=False)
 
 
 def bottom_up(tree: exp.Expression, rewrite: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:

@@ -381,3 +381,26 @@ def test_a_run_scored_whole_is_summarised_as_keyed_rows_are(monkeypatch, rendere
         keyed = {name: value for name, value in spread.items() if name in whole}
         assert whole.keys() == keyed.keys() and len(whole) > 8
         assert all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(whole.values(), keyed.values()))
+
+
+@pytest.mark.parametrize("sql, expected", [
+    # duckrank.ratio reads its denominator once, as a lambda's argument: a rendering takes the plain body
+    ("duckrank.ratio(q.hits, q.num_rel + 1)",
+     "CASE WHEN (q.num_rel + 1) IS NULL OR (q.num_rel + 1) = 0 THEN 0.0 ELSE CAST(q.hits AS DOUBLE) / (q.num_rel + 1) END"),
+    # a field of the variable is the value's field; a struct key or column of its name is not the variable
+    ("list_transform([q.row], lambda v: {'v': v.v + t.v})[1]", "{'v': q.row.v + t.v}"),
+    # a variable an inner lambda binds again, a list of two, another index: left as they are
+    ("list_transform([q.x], lambda v: list_transform(q.docs, lambda v: v))[1]",
+     "LIST_TRANSFORM([q.x], v -> LIST_TRANSFORM(q.docs, v -> v))[1]"),
+    ("list_transform([q.x, q.y], lambda v: v + 1)[1]", "LIST_TRANSFORM([q.x, q.y], v -> v + 1)[1]"),
+])
+def test_a_one_element_lambda_renders_as_its_body(sql, expected):
+    """The inliner applies list_transform([x], lambda v: body)[1], a macro's way to have DuckDB bind x
+    once, as body with x for v: a lean statement and Spark compute a repeated value once themselves."""
+    import sqlglot
+
+    from duckrank._inliner import _applied, inline
+
+    tree = sqlglot.parse_one(sql, read="duckdb")
+    rendered = inline(tree) if sql.startswith("duckrank.") else _applied(tree)
+    assert rendered.sql("duckdb") == sqlglot.parse_one(expected, read="duckdb").sql("duckdb")
