@@ -292,8 +292,9 @@ ranked_docs AS MATERIALIZED (
            duckrank.ranking_docs(top, NOT judged_only OR ties = 'average' OR imputed_grade IS NOT NULL, num_ret,
                                  imputed_grade, tied, rel_level, gain, gain_map, stop_scale) AS docs
     -- top: the ranked part of the list (max_rank cuts it), so that each doc's lambda reads a list
-    -- of num_ret docs, not the whole run of the query
-    FROM (SELECT *, sorted[1:num_ret] AS top,
+    -- of num_ret docs, not the whole run of the query; without max_rank the list itself (a slice
+    -- copies it: 5% of a 100-run sweep's statement)
+    FROM (SELECT *, CASE WHEN max_rank IS NULL THEN sorted ELSE sorted[1:num_ret] END AS top,
                  CASE WHEN repeated_doc IS NOT NULL
                       THEN len(list_filter(sorted, lambda d: d.doc_id = repeated_doc)) END AS repeated_copies
           FROM (SELECT *, CASE WHEN repeats > 0
@@ -414,7 +415,7 @@ ranked_docs AS MATERIALIZED (
     SELECT * EXCLUDE (sorted, top, stop_scale),
            duckrank.ranking_docs(top, NOT judged_only, num_ret, NULL, CAST(NULL AS STRUCT(rel DOUBLE, gain DOUBLE)[]),
                                  rel_level, gain, gain_map, stop_scale) AS docs
-    FROM (SELECT *, sorted[1:num_ret] AS top
+    FROM (SELECT *, CASE WHEN max_rank IS NULL THEN sorted ELSE sorted[1:num_ret] END AS top
           FROM (SELECT *, least(len(sorted), coalesce(max_rank, len(sorted))) AS num_ret
                 FROM (SELECT r.* EXCLUDE (doc_id, score),  -- the ranking's key: [duckrank_key,] query_id
                              list_reverse_sort(list(duckrank.ranking_entry(r.score, r.doc_id, q.grade))) AS sorted,
