@@ -100,10 +100,9 @@ def inline(expression: exp.Expression, values: dict[str, exp.Expression] | None 
 
 
 def _applied(node: exp.Expression) -> exp.Expression:
-    """list_transform([x], lambda v: body)[1] as body with v replaced by x. A macro reads an argument
-    so to have DuckDB bind it once (duckrank.ratio's denominator); a rendering binds its own
-    statement, which computes a value used twice once (lean.shared_subexpressions), so it takes the
-    plain body, with no list per row."""
+    """A macro body that is list_transform([x], lambda v: body)[1] (duckrank.ratio: DuckDB binds
+    its argument x once so) as body with v replaced by x: a lean statement computes a value used
+    twice once anyway (lean.shared_subexpressions), and Spark builds no list per row."""
     if not (isinstance(node, exp.Bracket) and node.expressions == [exp.Literal.number(0)]
             and isinstance(node.this, exp.Transform) and isinstance(node.this.this, exp.Array)
             and len(node.this.this.expressions) == 1 and isinstance(node.this.expression, exp.Lambda)

@@ -6,7 +6,7 @@ CREATE SCHEMA IF NOT EXISTS duckrank;
 -- Division that yields 0 where the denominator is 0 or NULL: trec_eval's convention
 -- for every ratio over an empty set (R = 0, nothing retrieved, IDCG = 0). The denominator is read
 -- once, as a lambda's argument: DuckDB binds a macro argument at each of its uses, and nDCG's
--- IDCG, used three times, was a fifth of binding ten measures.
+-- IDCG was bound three times (ten measures over duckrank.ranked on S5K: 219 -> 148 ms).
 CREATE OR REPLACE MACRO duckrank.ratio(numerator, denominator) AS
     list_transform([denominator], lambda ratio_denominator:
         CASE WHEN ratio_denominator IS NULL OR ratio_denominator = 0 THEN 0.0

@@ -26,7 +26,8 @@ COMMENT ON MACRO duckrank.show IS 'a value quoted for an error message (escaped,
 
 -- Each text of a list as duckrank.show shows it: a message that shows several values calls this once
 -- instead of show once per value, as DuckDB binds a macro's body at every call and a lambda's once
--- (rank_queries' messages show 18 values: binding them was a third of a duckrank.ranked call).
+-- (rank_queries' messages show 18 values: binding them one by one was about a quarter of a
+-- duckrank.ranked call).
 CREATE OR REPLACE MACRO duckrank.shown_all(texts) AS
     list_transform(texts, lambda text: duckrank.show(text));
 COMMENT ON MACRO duckrank.shown_all IS 'each text of a list quoted for an error message, as duckrank.show quotes it';
