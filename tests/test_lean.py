@@ -393,10 +393,12 @@ def test_a_run_scored_whole_is_summarised_as_keyed_rows_are(monkeypatch, rendere
     ("list_transform([q.x], lambda v: list_transform(q.docs, lambda v: v))[1]",
      "LIST_TRANSFORM([q.x], v -> LIST_TRANSFORM(q.docs, v -> v))[1]"),
     ("list_transform([q.x, q.y], lambda v: v + 1)[1]", "LIST_TRANSFORM([q.x, q.y], v -> v + 1)[1]"),
+    ("list_transform([q.x], lambda v: v + 1)[2]", "LIST_TRANSFORM([q.x], v -> v + 1)[2]"),
 ])
 def test_a_one_element_lambda_renders_as_its_body(sql, expected):
-    """The inliner applies list_transform([x], lambda v: body)[1], a macro's way to have DuckDB bind x
-    once, as body with x for v: a lean statement and Spark compute a repeated value once themselves."""
+    """The inliner applies a macro body list_transform([x], lambda v: body)[1], a macro's way to have
+    DuckDB bind x once, as body with x for v: a lean statement and Spark compute a repeated value
+    once themselves."""
     import sqlglot
 
     from duckrank._inliner import _applied, inline
