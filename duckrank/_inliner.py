@@ -114,13 +114,18 @@ def _applied(node: exp.Expression) -> exp.Expression:
         return node  # shadowed in the body: left as it is
 
     def put(identifier: exp.Expression) -> exp.Expression:
-        parent = identifier.parent
-        if isinstance(identifier, exp.Identifier) and identifier.name == variable \
-                and not isinstance(parent, (exp.Column, exp.Lambda, exp.PropertyEQ, exp.DataType, exp.ColumnDef)) \
-                and not (isinstance(parent, exp.Dot) and identifier.arg_key == "expression"):
+        if isinstance(identifier, exp.Identifier) and identifier.name == variable and reads_variable(identifier):
             return operand(value.copy())
         return identifier
     return function.this.transform(put, copy=False)
+
+
+def reads_variable(identifier: exp.Identifier) -> bool:
+    """Whether an identifier reads a lambda variable's value: not a column's or a field's name, a
+    struct key, a type, or a lambda's own parameter."""
+    parent = identifier.parent
+    return not isinstance(parent, (exp.Column, exp.Lambda, exp.PropertyEQ, exp.DataType, exp.ColumnDef)) \
+        and not (isinstance(parent, exp.Dot) and identifier.arg_key == "expression")
 
 
 def bottom_up(tree: exp.Expression, rewrite: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:

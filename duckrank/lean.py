@@ -272,7 +272,7 @@ def _movable(node: Any) -> bool:
     and no lambda variable bound outside it, and calls no error()."""
     from sqlglot import exp
 
-    from duckrank._inliner import ranked_column
+    from duckrank._inliner import ranked_column, reads_variable
 
     if _never_moved(node):
         return False
@@ -282,10 +282,7 @@ def _movable(node: Any) -> bool:
     if any(isinstance(call, exp.Anonymous) and call.name.lower() == "error" for call in node.find_all(exp.Anonymous)):
         return False
     bound = {variable.name for function in node.find_all(exp.Lambda) for variable in function.expressions}
-    return all(identifier.name in bound for identifier in node.find_all(exp.Identifier)
-               if not isinstance(identifier.parent, (exp.Column, exp.PropertyEQ, exp.Lambda, exp.DataType,
-                                                     exp.ColumnDef))
-               and not (isinstance(identifier.parent, exp.Dot) and identifier.arg_key == "expression"))
+    return all(identifier.name in bound for identifier in node.find_all(exp.Identifier) if reads_variable(identifier))
 
 
 def _always_computed(node: Any) -> bool:
